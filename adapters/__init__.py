@@ -1,0 +1,1 @@
+"""Adapters: the real technologies behind the domain's ports."""

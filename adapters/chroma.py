@@ -1,0 +1,145 @@
+"""Chroma as the vector index: one collection per (kind, embedding profile), our own vectors only."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from domain.errors import StorageError
+from domain.model import EmbeddingProfile, Vector, VectorMatch, VectorRecord
+from domain.ports import Filter, VectorIndex
+
+_PAGE = 5_000
+
+
+class ChromaVectorIndex(VectorIndex):
+    """Embedded ``PersistentClient`` by default, ``HttpClient`` when a host is given.
+
+    Vectors of different profiles live in differently named collections, so they are never
+    compared. Every add and query passes embeddings: Chroma's own embedder is never invoked.
+    """
+
+    def __init__(self, profile: EmbeddingProfile, path: str | None = None,
+                 host: str | None = None, port: int = 8000) -> None:
+        self.profile = profile
+        self._path, self._host, self._port = path, host, port
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        if not records:
+            return
+        col = self._collection(collection)
+        for start in range(0, len(records), _PAGE):
+            page = records[start:start + _PAGE]
+            self._call(lambda: col.upsert(
+                ids=[r.id for r in page],
+                embeddings=[r.vector for r in page],
+                metadatas=[_clean({**r.metadata, "record_id": r.record_id}) for r in page],
+            ), "store vectors")
+
+    def query(self, collection: str, vector: Vector, limit: int, where: Filter | None = None) -> list[VectorMatch]:
+        col = self._collection(collection)
+        answer = self._call(lambda: col.query(
+            query_embeddings=[vector], n_results=limit, where=_where(where) or None,
+            include=["distances", "metadatas"],
+        ), "search vectors")
+        ids, distances, metas = answer["ids"][0], answer["distances"][0], answer["metadatas"][0]
+        return [VectorMatch(id=i, record_id=str(m["record_id"]), score=1.0 - float(d))
+                for i, d, m in zip(ids, distances, metas, strict=True)]
+
+    def delete_records(self, collection: str, record_ids: Sequence[str]) -> None:
+        if record_ids:
+            col = self._collection(collection)
+            self._call(lambda: col.delete(where={"record_id": {"$in": list(record_ids)}}), "delete vectors")
+
+    def delete_vectors(self, collection: str, vector_ids: Sequence[str]) -> None:
+        if vector_ids:
+            col = self._collection(collection)
+            self._call(lambda: col.delete(ids=list(vector_ids)), "delete vectors")
+
+    def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not record_ids:
+            return {}
+        col = self._collection(collection)
+        got = self._call(lambda: col.get(where={"record_id": {"$in": list(record_ids)}}, include=["metadatas"]),
+                         "read vectors")
+        owned: dict[str, list[str]] = {}
+        for vid, meta in zip(got["ids"], got["metadatas"], strict=True):
+            owned.setdefault(str(meta["record_id"]), []).append(vid)
+        return owned
+
+    def all_vectors(self, collection: str) -> dict[str, str]:
+        col = self._collection(collection)
+        owners: dict[str, str] = {}
+        offset = 0
+        while True:
+            got = self._call(lambda: col.get(include=["metadatas"], limit=_PAGE, offset=offset), "read vectors")
+            for vid, meta in zip(got["ids"], got["metadatas"], strict=True):
+                owners[vid] = str(meta["record_id"])
+            if len(got["ids"]) < _PAGE:
+                return owners
+            offset += _PAGE
+
+    def count(self, collection: str) -> int:
+        col = self._collection(collection)
+        return int(self._call(col.count, "count vectors"))
+
+    def collection_name(self, collection: str) -> str:
+        return f"{collection}__{self.profile.key}"[:63]
+
+    def _collection(self, collection: str) -> Any:
+        found = self._collections.get(collection)
+        if found is not None:
+            return found
+        with self._lock:
+            if collection not in self._collections:
+                client = self._connect()
+                self._collections[collection] = self._call(lambda: client.get_or_create_collection(
+                    self.collection_name(collection),
+                    embedding_function=None,
+                    configuration={"hnsw": {"space": "cosine"}},
+                    metadata={"kind": collection, **self.profile.as_metadata()},
+                ), "open collection")
+            return self._collections[collection]
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False)
+            if self._host:
+                try:
+                    self._client = chromadb.HttpClient(host=self._host, port=self._port, settings=settings)
+                except Exception as exc:
+                    raise StorageError(
+                        f"Cannot connect to ChromaDB at {self._host}:{self._port}. Ensure ChromaDB is running."
+                    ) from exc
+            else:
+                self._client = self._call(lambda: chromadb.PersistentClient(path=self._path, settings=settings),
+                                          "open the embedded Chroma store")
+        return self._client
+
+    def _call(self, action: Callable[[], Any], what: str) -> Any:
+        try:
+            return action()
+        except StorageError:
+            raise
+        except Exception as exc:
+            where = f"{self._host}:{self._port}" if self._host else self._path
+            raise StorageError(f"Failed to {what} in ChromaDB ({where}): {exc}") from exc
+
+
+def _clean(metadata: dict[str, Any]) -> dict[str, Any]:
+    # Chroma metadata values must be str, int, float or bool; None means "absent".
+    return {k: v for k, v in metadata.items() if v is not None}
+
+
+def _where(where: Filter | None) -> dict[str, Any] | None:
+    if not where:
+        return None
+    clauses = [{field: (cond if isinstance(cond, dict) else {"$eq": cond})} for field, cond in where.items()]
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}

@@ -1,0 +1,1 @@
+"""Embedders: local ONNX and OpenAI(-compatible)."""

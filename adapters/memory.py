@@ -1,0 +1,185 @@
+"""In-memory fakes of every port, for unit tests; they pass the same contract suites as the real adapters."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn, Vector, VectorMatch, VectorRecord
+from domain.ports import AuditLog, Embedder, Filter, MetadataStore, Tokenizer, VectorIndex
+
+_WORD = re.compile(r"\S+\s*|\s+")
+
+
+class HashEmbedder(Embedder):
+    """Deterministic bag-of-words vectors: texts sharing words are close, no model needed."""
+
+    def __init__(self, dimensions: int = 64, max_tokens: int = 64) -> None:
+        self.profile = EmbeddingProfile("fake", "hash-bag-of-words", dimensions, max_tokens)
+        self.calls: list[list[str]] = []
+        self.fail_after: int | None = None
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        from domain.errors import EmbeddingError
+
+        if self.fail_after is not None and len(self.calls) >= self.fail_after:
+            raise EmbeddingError("Failed to generate embeddings: fake embedder told to fail")
+        self.calls.append(list(texts))
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> Vector:
+        return self._vector(text)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": "fake", "model": self.profile.model, "dimensions": self.profile.dimensions,
+                "max_tokens": self.profile.max_tokens, "api_key_configured": None}
+
+    def _vector(self, text: str) -> Vector:
+        vector = [0.0] * self.profile.dimensions
+        for word in re.findall(r"\w+", text.lower()):
+            slot = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big")
+            vector[slot % len(vector)] += 1.0
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        return [x / norm for x in vector] if any(vector) else [1.0 / math.sqrt(len(vector))] * len(vector)
+
+
+class WordTokenizer(Tokenizer):
+    """One token per word with its trailing whitespace (and per leading whitespace run)."""
+
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(self.token_starts(text))
+
+    def token_starts(self, text: str) -> list[int]:
+        return [m.start() for m in _WORD.finditer(text)]
+
+
+class InMemoryVectorIndex(VectorIndex):
+    """Brute-force cosine search over dicts."""
+
+    def __init__(self, profile: EmbeddingProfile) -> None:
+        self.profile = profile
+        self._data: dict[str, dict[str, VectorRecord]] = {}
+
+    def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
+        for record in records:
+            self._data.setdefault(collection, {})[record.id] = record
+
+    def query(self, collection: str, vector: Vector, limit: int, where: Filter | None = None) -> list[VectorMatch]:
+        scored = [VectorMatch(r.id, r.record_id, _cosine(vector, r.vector))
+                  for r in self._data.get(collection, {}).values() if _matches(r.metadata, where)]
+        return sorted(scored, key=lambda m: -m.score)[:limit]
+
+    def delete_records(self, collection: str, record_ids: Sequence[str]) -> None:
+        doomed = set(record_ids)
+        rows = self._data.get(collection, {})
+        for vid in [v for v, r in rows.items() if r.record_id in doomed]:
+            del rows[vid]
+
+    def delete_vectors(self, collection: str, vector_ids: Sequence[str]) -> None:
+        for vid in vector_ids:
+            self._data.get(collection, {}).pop(vid, None)
+
+    def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
+        wanted = set(record_ids)
+        owned: dict[str, list[str]] = {}
+        for vid, record in self._data.get(collection, {}).items():
+            if record.record_id in wanted:
+                owned.setdefault(record.record_id, []).append(vid)
+        return owned
+
+    def all_vectors(self, collection: str) -> dict[str, str]:
+        return {vid: r.record_id for vid, r in self._data.get(collection, {}).items()}
+
+    def count(self, collection: str) -> int:
+        return len(self._data.get(collection, {}))
+
+
+class InMemoryMetadataStore(MetadataStore, AuditLog):
+    """Dicts standing in for the SQL tables; writes and their audit entries land together."""
+
+    def __init__(self) -> None:
+        self.memories: dict[str, Memory] = {}
+        self.turns: dict[tuple[str, int], Turn] = {}
+        self.audit: list[AuditEntry] = []
+        self.profile: EmbeddingProfile | None = None
+
+    def stored_profile(self) -> EmbeddingProfile | None:
+        return self.profile
+
+    def record_profile(self, profile: EmbeddingProfile) -> None:
+        self.profile = profile
+
+    def add_memory(self, memory: Memory, entry: AuditEntry) -> None:
+        self.memories[memory.id] = memory
+        self.audit.append(entry)
+
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        return {i: self.memories[i] for i in ids if i in self.memories}
+
+    def list_memories(self, type: str | None, limit: int) -> list[Memory]:
+        rows = [m for m in self.memories.values() if type in (None, m.type)]
+        return sorted(rows, key=lambda m: (m.ts, m.id), reverse=True)[:limit]
+
+    def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
+        if self.memories.pop(memory_id, None) is None:
+            return False
+        self.audit.append(entry)
+        return True
+
+    def memory_ids(self) -> set[str]:
+        return set(self.memories)
+
+    def put_turn(self, turn: Turn, entry: AuditEntry) -> None:
+        self.turns[(turn.conversation_id, turn.turn_index)] = turn
+        self.audit.append(entry)
+
+    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
+        return self.turns.get((conversation_id, turn_index))
+
+    def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]:
+        wanted = set(ids)
+        return {t.id: t for t in self.turns.values() if t.id in wanted}
+
+    def recent_turns(self, conversation_id: str, limit: int) -> list[Turn]:
+        rows = sorted((t for t in self.turns.values() if t.conversation_id == conversation_id),
+                      key=lambda t: t.turn_index)
+        return rows[-limit:]
+
+    def turn_hashes(self) -> dict[str, str]:
+        return {t.id: t.content_hash for t in self.turns.values()}
+
+    def append(self, entry: AuditEntry) -> None:
+        self.audit.append(entry)
+
+    def recent(self, limit: int) -> list[AuditEntry]:
+        return list(reversed(self.audit))[:limit]
+
+
+def _cosine(a: Vector, b: Vector) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def _matches(metadata: dict[str, Any], where: Filter | None) -> bool:
+    for field, cond in (where or {}).items():
+        value = metadata.get(field)
+        ops = cond if isinstance(cond, dict) else {"$eq": cond}
+        for op, expected in ops.items():
+            if value is None:
+                return False
+            if op == "$eq" and value != expected or op == "$ne" and value == expected:
+                return False
+            if op == "$gte" and not value >= expected or op == "$lte" and not value <= expected:
+                return False
+            if op == "$in" and value not in expected:
+                return False
+    return True

@@ -1,0 +1,241 @@
+"""SQLAlchemy 2.x store (SQLite by default, PostgreSQL by URL): the source of truth, plus the audit log."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import (
+    Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, create_engine, delete, event,
+    insert, select,
+)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from domain.errors import StorageError
+from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
+from domain.ports import AuditLog, MetadataStore
+
+T = TypeVar("T")
+metadata = MetaData()
+
+store_meta = Table("store_meta", metadata, Column("key", String(64), primary_key=True), Column("value", Text))
+
+
+def _profile_columns() -> list[Column]:
+    return [Column("embedding_provider", String(64), nullable=False),
+            Column("embedding_model", String(200), nullable=False),
+            Column("embedding_dimensions", Integer, nullable=False),
+            Column("embedding_max_tokens", Integer, nullable=False)]
+
+
+memories = Table(
+    "memories", metadata,
+    Column("id", String(64), primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("type", String(16), nullable=False, index=True),
+    Column("confidence", Float, nullable=False),
+    Column("ts", String(40), nullable=False),
+    Column("ts_epoch", Float, nullable=False, index=True),
+    Column("conversation_id", String(100), index=True),
+    Column("token_count", Integer, nullable=False),
+    *_profile_columns(),
+)
+
+turns = Table(
+    "turns", metadata,
+    Column("id", String(160), primary_key=True),
+    Column("conversation_id", String(100), nullable=False),
+    Column("turn_index", Integer, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("ts", String(40), nullable=False),
+    Column("ts_epoch", Float, nullable=False, index=True),
+    Column("token_count", Integer, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    *_profile_columns(),
+    UniqueConstraint("conversation_id", "turn_index", name="uq_turn_position"),
+)
+
+audit = Table(
+    "audit_log", metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("ts", String(40), nullable=False),
+    Column("actor", String(100), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("collection", String(32), nullable=False),
+    Column("item_ids", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine with SQLite tuned for a single local writer (WAL, real foreign keys)."""
+    engine = create_engine(url, future=True, pool_pre_ping=not url.startswith("sqlite"))
+    if engine.dialect.name == "sqlite":
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=5000")
+            cursor.close()
+    return engine
+
+
+class SqlMetadataStore(MetadataStore, AuditLog):
+    """Rows and their audit entries are written in one transaction: both or neither."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._guard(lambda: metadata.create_all(engine), "create tables")
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def stored_profile(self) -> EmbeddingProfile | None:
+        with self._read() as conn:
+            raw = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "embedding_profile")).scalar()
+        return EmbeddingProfile(**json.loads(raw)) if raw else None
+
+    def record_profile(self, profile: EmbeddingProfile) -> None:
+        value = json.dumps({"provider": profile.provider, "model": profile.model,
+                            "dimensions": profile.dimensions, "max_tokens": profile.max_tokens})
+        with self._write() as conn:
+            conn.execute(delete(store_meta).where(store_meta.c.key == "embedding_profile"))
+            conn.execute(insert(store_meta).values(key="embedding_profile", value=value))
+
+    def add_memory(self, memory: Memory, entry: AuditEntry) -> None:
+        with self._write() as conn:
+            conn.execute(insert(memories).values(
+                id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
+                ts=memory.ts, ts_epoch=_epoch(memory.ts), conversation_id=memory.conversation_id,
+                token_count=memory.token_count, **_profile_values(memory.profile)))
+            self._append(conn, entry)
+
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(select(memories).where(memories.c.id.in_(list(ids)))).mappings().all()
+        return {row["id"]: _memory(row) for row in rows}
+
+    def list_memories(self, type: str | None, limit: int) -> list[Memory]:
+        query = select(memories).order_by(memories.c.ts_epoch.desc(), memories.c.id.desc()).limit(limit)
+        if type:
+            query = query.where(memories.c.type == type)
+        with self._read() as conn:
+            return [_memory(row) for row in conn.execute(query).mappings()]
+
+    def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
+        with self._write() as conn:
+            gone = conn.execute(delete(memories).where(memories.c.id == memory_id)).rowcount
+            if gone:
+                self._append(conn, entry)
+        return bool(gone)
+
+    def memory_ids(self) -> set[str]:
+        with self._read() as conn:
+            return set(conn.execute(select(memories.c.id)).scalars())
+
+    def put_turn(self, turn: Turn, entry: AuditEntry) -> None:
+        with self._write() as conn:
+            conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
+                                             turns.c.turn_index == turn.turn_index))
+            conn.execute(insert(turns).values(
+                id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
+                content=turn.content, ts=turn.ts, ts_epoch=_epoch(turn.ts), token_count=turn.token_count,
+                content_hash=turn.content_hash, **_profile_values(turn.profile)))
+            self._append(conn, entry)
+
+    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
+        with self._read() as conn:
+            row = conn.execute(select(turns).where(turns.c.conversation_id == conversation_id,
+                                                   turns.c.turn_index == turn_index)).mappings().first()
+        return _turn(row) if row else None
+
+    def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]:
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(select(turns).where(turns.c.id.in_(list(ids)))).mappings().all()
+        return {row["id"]: _turn(row) for row in rows}
+
+    def recent_turns(self, conversation_id: str, limit: int) -> list[Turn]:
+        query = (select(turns).where(turns.c.conversation_id == conversation_id)
+                 .order_by(turns.c.turn_index.desc()).limit(limit))
+        with self._read() as conn:
+            return [_turn(row) for row in reversed(conn.execute(query).mappings().all())]
+
+    def turn_hashes(self) -> dict[str, str]:
+        with self._read() as conn:
+            return dict(conn.execute(select(turns.c.id, turns.c.content_hash)).tuples().all())
+
+    def append(self, entry: AuditEntry) -> None:
+        with self._write() as conn:
+            self._append(conn, entry)
+
+    def recent(self, limit: int) -> list[AuditEntry]:
+        with self._read() as conn:
+            rows = conn.execute(select(audit).order_by(audit.c.seq.desc()).limit(limit)).mappings().all()
+        return [AuditEntry(action=r["action"], collection=r["collection"], item_ids=tuple(json.loads(r["item_ids"])),
+                           actor=r["actor"], ts=r["ts"], detail=json.loads(r["detail"])) for r in rows]
+
+    @staticmethod
+    def _append(conn: Connection, entry: AuditEntry) -> None:
+        conn.execute(insert(audit).values(
+            ts=entry.ts, actor=entry.actor, action=entry.action, collection=entry.collection,
+            item_ids=json.dumps(list(entry.item_ids)), detail=json.dumps(entry.detail, sort_keys=True)))
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StorageError(f"Failed to write to the metadata store: {exc.__class__.__name__}: {exc.orig if hasattr(exc, 'orig') else exc}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StorageError(f"Failed to read the metadata store: {exc.__class__.__name__}") from exc
+
+    @staticmethod
+    def _guard(action: Callable[[], T], what: str) -> T:
+        try:
+            return action()
+        except SQLAlchemyError as exc:
+            raise StorageError(f"Failed to {what} in the metadata store: {exc}") from exc
+
+
+def _epoch(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def _profile_values(profile: EmbeddingProfile) -> dict[str, Any]:
+    return {"embedding_provider": profile.provider, "embedding_model": profile.model,
+            "embedding_dimensions": profile.dimensions, "embedding_max_tokens": profile.max_tokens}
+
+
+def _profile(row: Any) -> EmbeddingProfile:
+    return EmbeddingProfile(row["embedding_provider"], row["embedding_model"],
+                            row["embedding_dimensions"], row["embedding_max_tokens"])
+
+
+def _memory(row: Any) -> Memory:
+    return Memory(id=row["id"], content=row["content"], type=row["type"], confidence=row["confidence"],
+                  ts=row["ts"], conversation_id=row["conversation_id"], token_count=row["token_count"],
+                  profile=_profile(row))
+
+
+def _turn(row: Any) -> Turn:
+    return Turn(id=row["id"], conversation_id=row["conversation_id"], role=row["role"], content=row["content"],
+                turn_index=row["turn_index"], ts=row["ts"], token_count=row["token_count"],
+                content_hash=row["content_hash"], profile=_profile(row))

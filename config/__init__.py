@@ -1,0 +1,1 @@
+"""Configuration: settings from the environment and the composition root."""

@@ -1,0 +1,130 @@
+"""The composition root: the one place that decides which adapter serves which port."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dependency_injector import containers, providers
+from sqlalchemy.engine import Engine
+
+from adapters.chroma import ChromaVectorIndex
+from adapters.embedders.local import OnnxMiniLMEmbedder
+from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
+from adapters.tokenizers import TiktokenTokenizer
+from config.settings import Settings
+from domain.pieces import PieceSplitter
+from domain.usecases.health import EmbeddingHealth
+from domain.usecases.history import AppendTurn, GetHistory
+from domain.usecases.maintenance import CheckProfile, RepairStores
+from domain.usecases.memories import DeleteMemory, ListMemories, SearchMemories, StoreMemory
+from plugins.manager import collect, plugin_manager
+
+
+def _engine(url: str) -> Iterator[Engine]:
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()
+
+
+def _openai_embedder(**kwargs: object) -> object:
+    # Imported on demand: the openai package costs ~1 s at start and the default never needs it.
+    from adapters.embedders.openai import OpenAIEmbedder
+
+    return OpenAIEmbedder(**kwargs)  # type: ignore[arg-type]
+
+
+def _secret(settings: Settings) -> str | None:
+    return settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+
+
+class Adapters(containers.DeclarativeContainer):
+    """Clients and engines: built once, on first use (nothing heavy at import or start)."""
+
+    settings = providers.Dependency(instance_of=Settings)
+
+    tokenizer = providers.Singleton(TiktokenTokenizer)
+    embedder = providers.Selector(
+        settings.provided.embedder_key,
+        local=providers.Singleton(OnnxMiniLMEmbedder),
+        openai=providers.Singleton(
+            _openai_embedder,
+            api_key=providers.Callable(_secret, settings),
+            model=settings.provided.openai_embed_model,
+            dimensions=settings.provided.openai_embed_dims,
+            base_url=settings.provided.openai_base_url,
+            timeout=settings.provided.openai_timeout,
+            max_retries=settings.provided.openai_max_retries,
+            batch_size=settings.provided.openai_batch_size,
+            max_tokens=settings.provided.openai_max_tokens,
+        ),
+        openai_compatible=providers.Singleton(
+            _openai_embedder,
+            api_key=providers.Callable(_secret, settings),
+            model=settings.provided.openai_embed_model,
+            dimensions=settings.provided.openai_embed_dims,
+            base_url=settings.provided.openai_base_url,
+            timeout=settings.provided.openai_timeout,
+            max_retries=settings.provided.openai_max_retries,
+            batch_size=settings.provided.openai_batch_size,
+            max_tokens=settings.provided.openai_max_tokens,
+            provider="openai-compatible",
+            send_dimensions=False,
+        ),
+    )
+    engine = providers.Resource(_engine, settings.provided.database_url)
+    store = providers.Singleton(SqlMetadataStore, engine)
+    vectors = providers.Singleton(
+        ChromaVectorIndex,
+        profile=embedder.provided.profile,
+        path=settings.provided.chroma_path,
+        host=settings.provided.chroma_host,
+        port=settings.provided.chroma_port,
+    )
+
+
+class Plugins(containers.DeclarativeContainer):
+    """The plugin manager and what its plugins registered."""
+
+    manager = providers.Singleton(plugin_manager)
+    registry = providers.Singleton(collect, manager)
+    chunker = providers.Callable(lambda registry: registry.chunker("token-window"), registry)
+    privacy_policies = registry.provided.privacy_policies
+
+
+class UseCases(containers.DeclarativeContainer):
+    """Each use case gets its ports; none ever sees this container."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    adapters = providers.DependenciesContainer()
+    plugins = providers.DependenciesContainer()
+
+    chunk_spec = providers.Singleton(
+        lambda settings, profile: settings.chunk_spec(profile), settings, adapters.embedder.provided.profile)
+    split = providers.Singleton(
+        PieceSplitter, embedder=adapters.embedder, chunker=plugins.chunker, tokenizer=adapters.tokenizer,
+        spec=chunk_spec)
+
+    check_profile = providers.Factory(CheckProfile, store=adapters.store, profile=adapters.embedder.provided.profile)
+    repair = providers.Factory(RepairStores, store=adapters.store, vectors=adapters.vectors)
+    store_memory = providers.Factory(
+        StoreMemory, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store, split=split,
+        tokenizer=adapters.tokenizer)
+    search_memories = providers.Factory(
+        SearchMemories, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store,
+        policies=plugins.privacy_policies)
+    list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies)
+    delete_memory = providers.Factory(DeleteMemory, vectors=adapters.vectors, store=adapters.store)
+    append_turn = providers.Factory(
+        AppendTurn, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store, split=split,
+        tokenizer=adapters.tokenizer)
+    get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies)
+    embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors)
+
+
+class Application(containers.DeclarativeContainer):
+    """Gathers the small containers; tests override single providers with fakes."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    adapters = providers.Container(Adapters, settings=settings)
+    plugins = providers.Container(Plugins)
+    use_cases = providers.Container(UseCases, settings=settings, adapters=adapters, plugins=plugins)

@@ -1,0 +1,129 @@
+"""Every setting memtrove reads, from environment variables (spec 000 §7.1 plus MEMTROVE_*)."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from domain.errors import ConfigurationError
+from domain.model import ChunkSpec, EmbeddingProfile
+
+# Chunk sizes belong to the embedding profile: (single piece max, target, overlap) in cl100k tokens.
+PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50)}
+
+
+class Settings(BaseSettings):
+    """Read from the environment; names are the environment variables, case-insensitive."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", env_file=None)
+
+    memtrove_data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("memtrove")))
+    memtrove_embedder: Literal["local", "openai", "openai-compatible"] = "local"
+    memtrove_database_url: str | None = None
+    memtrove_transport: Literal["stdio", "http"] = "stdio"
+    memtrove_host: str = "127.0.0.1"
+    memtrove_http_token: SecretStr | None = None
+    memtrove_allowed_hosts: str = ""
+    memtrove_allowed_origins: str = ""
+    memtrove_log_format: Literal["text", "json"] = "text"
+    memtrove_warmup: bool = True
+
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    openai_embed_model: str = "text-embedding-3-large"
+    openai_embed_dims: int = Field(3072, ge=1, le=16384)
+    openai_timeout: float = Field(30.0, gt=0, le=600)
+    openai_max_retries: int = Field(3, ge=1, le=10)
+    openai_batch_size: int = Field(100, ge=1, le=100)
+    openai_max_tokens: int = Field(8191, ge=16)
+
+    single_piece_max_tokens: int | None = Field(None, ge=1)
+    chunk_target_tokens: int | None = Field(None, ge=1)
+    chunk_overlap_tokens: int | None = Field(None, ge=0)
+
+    chroma_host: str | None = None
+    chroma_port: int = Field(8001, ge=1, le=65535)
+    mcp_port: int = Field(3000, ge=0, le=65535)
+    log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("chroma_host", "openai_base_url", "memtrove_database_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def database_url(self) -> str:
+        return self.memtrove_database_url or f"sqlite:///{self.memtrove_data_dir / 'memtrove.sqlite3'}"
+
+    @property
+    def chroma_path(self) -> str:
+        return str(self.memtrove_data_dir / "chroma")
+
+    @property
+    def embedder_key(self) -> str:
+        return self.memtrove_embedder.replace("-", "_")
+
+    @property
+    def http_token(self) -> str | None:
+        token = self.memtrove_http_token.get_secret_value() if self.memtrove_http_token else ""
+        return token or None
+
+    def chunk_spec(self, profile: EmbeddingProfile) -> ChunkSpec:
+        """The chunk sizes for this profile; a size the model cannot read whole is refused."""
+        single, target, overlap = PROFILE_CHUNKING[self.memtrove_embedder]
+        spec = ChunkSpec(
+            target_tokens=self.chunk_target_tokens or min(target, profile.max_tokens),
+            overlap_tokens=overlap if self.chunk_overlap_tokens is None else self.chunk_overlap_tokens,
+            single_piece_max_tokens=self.single_piece_max_tokens or min(single, profile.max_tokens),
+        )
+        for variable, value in (("CHUNK_TARGET_TOKENS", spec.target_tokens),
+                                ("SINGLE_PIECE_MAX_TOKENS", spec.single_piece_max_tokens)):
+            if value > profile.max_tokens:
+                raise ConfigurationError(
+                    f"{variable}={value} exceeds what the {profile.model} embedding model reads "
+                    f"({profile.max_tokens} tokens); use at most {profile.max_tokens} or leave it unset"
+                )
+        if spec.overlap_tokens >= spec.target_tokens:
+            raise ConfigurationError(
+                f"CHUNK_OVERLAP_TOKENS={spec.overlap_tokens} must be below CHUNK_TARGET_TOKENS={spec.target_tokens}"
+            )
+        return spec
+
+    def check_serving(self, host: str) -> None:
+        """Refuse to expose the HTTP server beyond loopback without a bearer token."""
+        if not is_loopback(host) and not self.http_token:
+            raise ConfigurationError(
+                f"MEMTROVE_HOST={host} is not a loopback address: set MEMTROVE_HTTP_TOKEN so every "
+                "request must carry 'Authorization: Bearer <token>', or bind to 127.0.0.1"
+            )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment; a bad value raises ConfigurationError naming the variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        variable = str(first["loc"][0]).upper() if first["loc"] else "?"
+        raise ConfigurationError(
+            f"Invalid setting {variable}={first.get('input')!r}: {first['msg']}"
+        ) from None

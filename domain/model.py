@@ -1,0 +1,134 @@
+"""Frozen value objects of the domain: profiles, memories, turns, chunks and hits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Vector = list[float]
+
+MEMORY_TYPES = ("preference", "fact", "project", "decision")
+ROLES = ("user", "assistant", "system")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingProfile:
+    """What produced a vector: vectors of different profiles are never compared."""
+
+    provider: str
+    model: str
+    dimensions: int
+    max_tokens: int  # the most tokens (in the model's own units) it reads without truncating
+
+    @property
+    def key(self) -> str:
+        """A stable, collection-name-safe identifier of the profile."""
+        raw = f"{self.provider}-{self.model}-{self.dimensions}"
+        return "".join(c if c.isalnum() else "-" for c in raw.lower())
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "embedding_provider": self.provider,
+            "embedding_model": self.model,
+            "embedding_dimensions": self.dimensions,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpec:
+    """How big the pieces of a text may be, in tokenizer tokens."""
+
+    target_tokens: int
+    overlap_tokens: int
+    single_piece_max_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A slice of a text: ``text[start_char:end_char] == content`` always holds."""
+
+    index: int
+    start_char: int
+    end_char: int
+    content: str
+    token_count: int
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A small durable item: a preference, fact, project or decision."""
+
+    id: str
+    content: str
+    type: str
+    confidence: float
+    ts: str
+    conversation_id: str | None
+    token_count: int
+    profile: EmbeddingProfile
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn of a conversation."""
+
+    id: str
+    conversation_id: str
+    role: str
+    content: str
+    turn_index: int
+    ts: str
+    token_count: int
+    content_hash: str
+    profile: EmbeddingProfile
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    """One vector to index: a record may own several (one per piece of its text)."""
+
+    id: str
+    record_id: str
+    vector: Vector
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatch:
+    """A vector index answer: the piece, its owner and its cosine similarity."""
+
+    id: str
+    record_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result as a caller sees it."""
+
+    id: str
+    type: str
+    score: float
+    content: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """An append-only record of a write or delete: who, what, when, ids; never content."""
+
+    action: str
+    collection: str
+    item_ids: tuple[str, ...]
+    actor: str
+    ts: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Who is asking: handed to privacy policies on every read."""
+
+    actor: str = "local"
+    scopes: tuple[str, ...] = ()

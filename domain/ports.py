@@ -1,0 +1,143 @@
+"""The ports: what the use cases need from the world, as typing.Protocol classes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from domain.model import (
+    AuditEntry,
+    Chunk,
+    ChunkSpec,
+    EmbeddingProfile,
+    Hit,
+    Memory,
+    RequestContext,
+    Turn,
+    Vector,
+    VectorMatch,
+    VectorRecord,
+)
+
+# A vector/metadata filter: field -> value (equality) or {"$gte"|"$lte"|"$in": value}.
+Filter = dict[str, Any]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors of one embedding profile."""
+
+    profile: EmbeddingProfile
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]: ...
+
+    def embed_query(self, text: str) -> Vector: ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model reads for ``text``, in its own units (special tokens included)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Configuration facts for health checks (never a secret)."""
+        ...
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Counts tokens and tells where each token starts, for chunking."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+    def token_starts(self, text: str) -> list[int]:
+        """Character offset at which each token starts, ascending; one entry per token."""
+        ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Nearest-neighbour search over the vectors of one embedding profile."""
+
+    profile: EmbeddingProfile
+
+    def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None: ...
+
+    def query(
+        self, collection: str, vector: Vector, limit: int, where: Filter | None = None
+    ) -> list[VectorMatch]: ...
+
+    def delete_records(self, collection: str, record_ids: Sequence[str]) -> None:
+        """Delete every vector owned by these records."""
+        ...
+
+    def delete_vectors(self, collection: str, vector_ids: Sequence[str]) -> None: ...
+
+    def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The vector ids each record owns (records without vectors are left out)."""
+        ...
+
+    def all_vectors(self, collection: str) -> dict[str, str]:
+        """Every vector id in the collection with the record id that owns it."""
+        ...
+
+    def count(self, collection: str) -> int: ...
+
+
+@runtime_checkable
+class MetadataStore(Protocol):
+    """The source of truth for content and metadata; every write carries its audit entry."""
+
+    def stored_profile(self) -> EmbeddingProfile | None: ...
+
+    def record_profile(self, profile: EmbeddingProfile) -> None: ...
+
+    def add_memory(self, memory: Memory, entry: AuditEntry) -> None: ...
+
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]: ...
+
+    def list_memories(self, type: str | None, limit: int) -> list[Memory]: ...
+
+    def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool: ...
+
+    def memory_ids(self) -> set[str]: ...
+
+    def put_turn(self, turn: Turn, entry: AuditEntry) -> None: ...
+
+    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None: ...
+
+    def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]: ...
+
+    def recent_turns(self, conversation_id: str, limit: int) -> list[Turn]: ...
+
+    def turn_hashes(self) -> dict[str, str]:
+        """Every turn id with its content hash."""
+        ...
+
+
+@runtime_checkable
+class AuditLog(Protocol):
+    """Append-only trail of writes and deletes: ids and actions, never content."""
+
+    def append(self, entry: AuditEntry) -> None: ...
+
+    def recent(self, limit: int) -> list[AuditEntry]: ...
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Splits a text into chunks whose offsets reproduce it exactly."""
+
+    name: str
+    version: str
+
+    def chunk(self, text: str, spec: ChunkSpec, tokenizer: Tokenizer) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class PrivacyPolicy(Protocol):
+    """Decides what a requester may see; called on every read path."""
+
+    name: str
+
+    def filter_hits(self, hits: Sequence[Hit], context: RequestContext) -> list[Hit]: ...

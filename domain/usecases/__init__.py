@@ -1,0 +1,1 @@
+"""Use cases: one callable per concern, built from ports."""

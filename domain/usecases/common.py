@@ -1,0 +1,51 @@
+"""What the write-side use cases share: clock, audit entries, embedding of pieces."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+
+from domain.errors import EmbeddingError, MemtroveError
+from domain.ids import piece_id
+from domain.model import AuditEntry, Chunk, Hit, RequestContext, VectorRecord
+from domain.ports import Embedder, PrivacyPolicy
+from domain.validation import format_ts
+
+Clock = Callable[[], str]
+
+
+def utc_now() -> str:
+    return format_ts(datetime.now(timezone.utc))
+
+
+def audit(action: str, collection: str, ids: Sequence[str], ts: str, **detail: object) -> AuditEntry:
+    return AuditEntry(action=action, collection=collection, item_ids=tuple(ids), actor="mcp",
+                      ts=ts, detail=dict(detail))
+
+
+def embed_pieces(
+    embedder: Embedder, record_id: str, version_hash: str, pieces: Sequence[Chunk],
+    metadata: dict[str, object],
+) -> list[VectorRecord]:
+    """Phase one of every write: all vectors exist before anything is stored."""
+    try:
+        vectors = embedder.embed_documents([piece.content for piece in pieces])
+    except MemtroveError:
+        raise
+    except Exception as exc:  # an adapter bug must still surface as an embedding failure
+        raise EmbeddingError(f"Failed to generate embeddings: {exc}") from exc
+    return [
+        VectorRecord(
+            id=piece_id(record_id, version_hash, piece.index),
+            record_id=record_id,
+            vector=vector,
+            metadata={**metadata, "version": version_hash[:12], "piece": piece.index},
+        )
+        for piece, vector in zip(pieces, vectors, strict=True)
+    ]
+
+
+def apply_policies(policies: Sequence[PrivacyPolicy], hits: list[Hit], context: RequestContext) -> list[Hit]:
+    for policy in policies:
+        hits = list(policy.filter_hits(hits, context))
+    return hits

@@ -1,0 +1,36 @@
+"""embedding_health: the active profile, and whether the embedder answers right now."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from domain.errors import MemtroveError
+from domain.ports import Embedder, VectorIndex
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingHealth:
+    embedder: Embedder
+    vectors: VectorIndex
+
+    def __call__(self) -> dict[str, Any]:
+        report: dict[str, Any] = dict(self.embedder.describe())
+        started = time.perf_counter()
+        try:
+            vector = self.embedder.embed_query("test")
+        except MemtroveError as exc:
+            report.update(api_status="unhealthy", error=exc.message)
+        else:
+            report.update(
+                api_status="healthy",
+                test_embedding_dimensions=len(vector),
+                api_latency_ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+        report["dimensions_match"] = report.get("test_embedding_dimensions") in (None, self.embedder.profile.dimensions)
+        try:
+            report["stored_vectors"] = {c: self.vectors.count(c) for c in ("memory", "history")}
+        except MemtroveError as exc:
+            report["vector_store_error"] = exc.message
+        return report

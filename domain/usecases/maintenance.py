@@ -1,0 +1,70 @@
+"""Start-up checks: the store's embedding profile matches, and stores agree after a crash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.errors import ConfigurationError
+from domain.model import EmbeddingProfile
+from domain.ports import MetadataStore, VectorIndex
+
+
+@dataclass(frozen=True, slots=True)
+class CheckProfile:
+    """A store built with one embedding profile never silently receives another's vectors."""
+
+    store: MetadataStore
+    profile: EmbeddingProfile
+
+    def __call__(self) -> EmbeddingProfile:
+        stored = self.store.stored_profile()
+        if stored is None:
+            self.store.record_profile(self.profile)
+            return self.profile
+        same = (stored.provider, stored.model, stored.dimensions) == (
+            self.profile.provider, self.profile.model, self.profile.dimensions)
+        if not same:
+            raise ConfigurationError(
+                f"This data directory was built with embedding profile {describe(stored)}, but the "
+                f"configured embedder is {describe(self.profile)}. Vectors of different profiles cannot "
+                f"be compared, so memtrove will not mix them: set MEMTROVE_EMBEDDER (and its model "
+                f"settings) back to match, or point MEMTROVE_DATA_DIR at a new directory."
+            )
+        return stored
+
+
+def describe(profile: EmbeddingProfile) -> str:
+    return f"{profile.provider}/{profile.model}/{profile.dimensions}d"
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    orphan_vectors_removed: int
+    stale_vectors_removed: int
+
+
+@dataclass(frozen=True, slots=True)
+class RepairStores:
+    """Rows are the commit point: vectors without a row, or of an older version, are removed."""
+
+    store: MetadataStore
+    vectors: VectorIndex
+
+    def __call__(self) -> RepairReport:
+        orphans = stale = 0
+        memory_ids = self.store.memory_ids()
+        doomed = [vid for vid, owner in self.vectors.all_vectors("memory").items() if owner not in memory_ids]
+        self.vectors.delete_vectors("memory", doomed)
+        orphans += len(doomed)
+        hashes = self.store.turn_hashes()
+        doomed = []
+        for vid, owner in self.vectors.all_vectors("history").items():
+            digest = hashes.get(owner)
+            if digest is None:
+                orphans += 1
+                doomed.append(vid)
+            elif vid.rsplit("::", 2)[-2] != digest[:12]:
+                stale += 1
+                doomed.append(vid)
+        self.vectors.delete_vectors("history", doomed)
+        return RepairReport(orphans, stale)

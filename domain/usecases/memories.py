@@ -1,0 +1,145 @@
+"""Memory use cases: store, search, list and delete durable memories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from domain.chunking import content_hash
+from domain.errors import NotFoundError, StorageError, ValidationError
+from domain.fusion import fetch_distinct
+from domain.ids import MEMORY_ID, new_memory_id
+from domain.model import MEMORY_TYPES, Chunk, Hit, Memory, RequestContext, VectorMatch
+from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
+from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
+from domain.validation import optional_text, require_choice, require_int, require_text, require_unit_float
+
+COLLECTION = "memory"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMemoryRequest:
+    content: str
+    type: str
+    confidence: float
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMemory:
+    """Embed first, then index the vectors, then commit the row: the row is the commit point."""
+
+    embedder: Embedder
+    vectors: VectorIndex
+    store: MetadataStore
+    split: Callable[[str], list[Chunk]]
+    tokenizer: Tokenizer
+    clock: Clock = utc_now
+
+    def __call__(self, request: StoreMemoryRequest) -> Memory:
+        content = require_text("content", request.content, 10_000)
+        kind = require_choice("type", request.type, MEMORY_TYPES)
+        confidence = require_unit_float("confidence", request.confidence)
+        conversation_id = optional_text("conversation_id", request.conversation_id, 100)
+        pieces = self.split(content)
+        memory = Memory(
+            id=new_memory_id(), content=content, type=kind, confidence=confidence,
+            ts=self.clock(), conversation_id=conversation_id,
+            token_count=self.tokenizer.count(content),
+            profile=self.embedder.profile,
+        )
+        meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or ""}
+        records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, meta)
+        self.vectors.upsert(COLLECTION, records)
+        try:
+            self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts,
+                                                pieces=len(records)))
+        except Exception:
+            self.vectors.delete_records(COLLECTION, [memory.id])
+            raise
+        return memory
+
+
+@dataclass(frozen=True, slots=True)
+class SearchMemoriesRequest:
+    query: str
+    limit: int = 5
+    min_confidence: float = 0.0
+    context: RequestContext = field(default_factory=RequestContext)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchMemories:
+    """Semantic search over memories, best piece per memory, privacy-filtered."""
+
+    embedder: Embedder
+    vectors: VectorIndex
+    store: MetadataStore
+    policies: Sequence[PrivacyPolicy]
+
+    def __call__(self, request: SearchMemoriesRequest) -> list[Hit]:
+        query = require_text("query", request.query, 500, label="Query")
+        limit = require_int("limit", request.limit, 1, 20)
+        floor = require_unit_float("min_confidence", request.min_confidence)
+        vector = self.embedder.embed_query(query)
+        where = {"confidence": {"$gte": floor}} if floor > 0 else None
+        rows: dict[str, Memory] = {}
+
+        def keep(matches: list[VectorMatch]) -> list[VectorMatch]:
+            rows.update(self.store.get_memories([m.record_id for m in matches if m.record_id not in rows]))
+            hits = [memory_hit(rows[m.record_id], m.score) for m in matches if m.record_id in rows]
+            allowed = {h.id for h in apply_policies(self.policies, hits, request.context)}
+            return [m for m in matches if m.record_id in allowed]
+
+        matches = fetch_distinct(lambda n: self.vectors.query(COLLECTION, vector, n, where), keep,
+                                 limit, first_fetch=limit * 3)
+        return [memory_hit(rows[m.record_id], m.score) for m in matches]
+
+
+@dataclass(frozen=True, slots=True)
+class ListMemories:
+    """The newest memories, optionally of one type, privacy-filtered."""
+
+    store: MetadataStore
+    policies: Sequence[PrivacyPolicy]
+
+    def __call__(self, type: str | None = None, limit: int = 20,
+                 context: RequestContext | None = None) -> list[Hit]:
+        kind = None if type is None else require_choice("type", type, MEMORY_TYPES)
+        limit = require_int("limit", limit, 1, 100)
+        hits = [memory_hit(m, None) for m in self.store.list_memories(kind, limit)]
+        return apply_policies(self.policies, hits, context or RequestContext())
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMemory:
+    """Delete the row (the commit point), then its vectors."""
+
+    vectors: VectorIndex
+    store: MetadataStore
+    clock: Clock = utc_now
+
+    def __call__(self, memory_id: str) -> str:
+        if not isinstance(memory_id, str) or not memory_id.startswith("mem_"):
+            raise ValidationError("memory_id", "Invalid memory_id: must start with 'mem_'")
+        if not MEMORY_ID.match(memory_id):
+            raise ValidationError("memory_id", "Invalid memory_id: expected 'mem_' followed by 32 hex characters")
+        if not self.store.delete_memory(memory_id, audit("delete", COLLECTION, [memory_id], self.clock())):
+            raise NotFoundError(f"Memory {memory_id} not found")
+        try:
+            self.vectors.delete_records(COLLECTION, [memory_id])
+        except StorageError:
+            pass  # orphan vectors are never returned (no row) and are swept at the next start
+        return memory_id
+
+
+def memory_hit(memory: Memory, score: float | None) -> Hit:
+    return Hit(
+        id=memory.id, type="memory", score=round(score, 6) if score is not None else 0.0,
+        content=memory.content,
+        fields={
+            "memory_type": memory.type, "confidence": memory.confidence, "ts": memory.ts,
+            "conversation_id": memory.conversation_id, "token_count": memory.token_count,
+            **memory.profile.as_metadata(),
+        },
+    )

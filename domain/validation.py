@@ -1,0 +1,83 @@
+"""Input checks with the messages of the spec: each names its field and limit."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from domain.errors import ValidationError
+
+
+def require_text(field: str, value: object, max_chars: int, label: str | None = None) -> str:
+    """A non-blank string of at most ``max_chars`` characters."""
+    name = label or field.capitalize()
+    if value is None:
+        raise ValidationError(field, f"Missing required field: {field}")
+    if not isinstance(value, str):
+        raise ValidationError(field, f"{name} must be a string")
+    if not value.strip():
+        raise ValidationError(field, f"{name} must not be empty (field '{field}', 1-{max_chars} characters)")
+    if len(value) > max_chars:
+        raise ValidationError(
+            field,
+            f"{name} exceeds maximum length of {max_chars} characters (field '{field}', got {len(value)})",
+        )
+    return value
+
+
+def optional_text(field: str, value: object, max_chars: int) -> str | None:
+    if value is None:
+        return None
+    return require_text(field, value, max_chars)
+
+
+def require_int(field: str, value: object, low: int, high: int | None = None) -> int:
+    """An integer in [low, high]; bools are not integers here."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(field, f"{field} must be an integer")
+    if value < low or (high is not None and value > high):
+        if high is None:
+            raise ValidationError(field, f"{field} must be >= {low} (got {value})")
+        raise ValidationError(
+            field, f"{field.capitalize()} must be between {low} and {high} (got {value})"
+        )
+    return value
+
+
+def require_unit_float(field: str, value: object) -> float:
+    """A finite number in [0.0, 1.0]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValidationError(field, f"{field} must be a number between 0.0 and 1.0")
+    if not 0.0 <= value <= 1.0:
+        raise ValidationError(field, f"{field} must be between 0.0 and 1.0 (got {value})")
+    return float(value)
+
+
+def require_choice(field: str, value: object, choices: Sequence[str]) -> str:
+    if value is None:
+        raise ValidationError(field, f"Missing required field: {field}")
+    if value not in choices:
+        raise ValidationError(field, f"Invalid {field}: {value}. Must be one of: {', '.join(choices)}")
+    return str(value)
+
+
+def parse_timestamp(field: str, value: object) -> str:
+    """An ISO-8601 timestamp, returned in UTC as ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(field, f"Invalid {field}: must be an ISO-8601 timestamp")
+    text = value.strip()
+    try:
+        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise ValidationError(
+            field, f"Invalid {field}: {value!r} is not an ISO-8601 timestamp (e.g. 2025-12-25T10:30:00Z)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return format_ts(parsed)
+
+
+def format_ts(moment: datetime) -> str:
+    utc = moment.astimezone(timezone.utc)
+    return utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds").replace("+00:00", "Z")

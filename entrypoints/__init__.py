@@ -1,0 +1,1 @@
+"""Entrypoints: the MCP server (stdio and streamable HTTP) and the command line."""

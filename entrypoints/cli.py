@@ -1,0 +1,66 @@
+"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from loguru import logger
+
+from config.logging import configure_logging
+from config.settings import Settings, load_settings
+from domain.errors import ConfigurationError, MemtroveError
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="memtrove", description="memtrove: a memory server for AI agents (MCP).")
+    commands = root.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve.add_argument("--transport", choices=["stdio", "http"], default=None,
+                       help="stdio (default, or MEMTROVE_TRANSPORT) or streamable HTTP at /mcp/")
+    serve.add_argument("--host", default=None, help="HTTP bind address (default MEMTROVE_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="HTTP port (default MCP_PORT or 3000)")
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = load_settings()
+        configure_logging(settings.log_level, settings.memtrove_log_format)
+        if args.command == "serve":
+            return serve(settings, args.transport or settings.memtrove_transport,
+                         args.host or settings.memtrove_host,
+                         settings.mcp_port if args.port is None else args.port)
+    except (ConfigurationError, MemtroveError) as exc:
+        print(f"memtrove: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def serve(settings: Settings, transport: str, host: str, port: int) -> int:
+    from entrypoints.mcp_server import build_server
+    from entrypoints.runtime import Runtime
+
+    if transport == "http":
+        settings.check_serving(host)
+    runtime = Runtime(settings)
+    runtime.start()
+    server = build_server(runtime)
+    try:
+        if transport == "stdio":
+            logger.info("serving transport=stdio")
+            server.run("stdio")
+        else:
+            import uvicorn
+
+            from entrypoints.http import build_http_app
+
+            app = build_http_app(server, runtime, host)
+            logger.info("serving transport=http url=http://{}:{}/mcp/", host, port)
+            uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
+    finally:
+        runtime.shutdown()
+    return 0

@@ -1,0 +1,51 @@
+"""Turns use-case results into MCP results: structured content plus a short text rendering."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from domain.errors import MemtroveError, ValidationError
+from domain.model import Hit, Memory, Turn
+
+
+def ok(structured: dict[str, Any], text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def error(exc: MemtroveError) -> CallToolResult:
+    detail: dict[str, Any] = {"type": exc.kind, "message": exc.message}
+    if isinstance(exc, ValidationError):
+        detail["field"] = exc.field
+    return CallToolResult(content=[TextContent(type="text", text=exc.message)],
+                          structured_content={"error": detail}, is_error=True)
+
+
+def preview(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def hit(h: Hit) -> dict[str, Any]:
+    return {"id": h.id, "type": h.type, "score": h.score, "content": h.content, **h.fields}
+
+
+def memory(m: Memory) -> dict[str, Any]:
+    return {"id": m.id, "type": "memory", "memory_type": m.type, "confidence": m.confidence, "ts": m.ts,
+            "conversation_id": m.conversation_id, "token_count": m.token_count, **m.profile.as_metadata()}
+
+
+def memory_line(h: Hit, with_score: bool) -> str:
+    score = f", score={h.score:.3f}" if with_score else ""
+    return f"[{h.id}] ({h.fields['memory_type']}, conf={h.fields['confidence']:g}{score}): {preview(h.content)}"
+
+
+def turn(t: Turn) -> dict[str, Any]:
+    return {"id": t.id, "conversation_id": t.conversation_id, "role": t.role, "content": t.content,
+            "turn_index": t.turn_index, "ts": t.ts, "token_count": t.token_count}
+
+
+def as_json(value: dict[str, Any]) -> str:
+    return json.dumps(value, indent=2, sort_keys=False)

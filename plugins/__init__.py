@@ -1,0 +1,1 @@
+"""Plugins: chunkers and privacy policies, registered through pluggy hooks."""

@@ -1,0 +1,1 @@
+"""Built-in privacy policy plugins."""

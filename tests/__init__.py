@@ -1,0 +1,1 @@
+"""Tests for memtrove: unit, contract, integration, end-to-end and benchmarks."""
