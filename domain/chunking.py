@@ -16,12 +16,16 @@ def content_hash(text: str) -> str:
 def token_windows(text: str, token_starts: Sequence[int], spec: ChunkSpec) -> list[Chunk]:
     """Overlapping windows of ``spec.target_tokens`` tokens, cut at token starts.
 
-    ``token_starts[i]`` is the character offset where token ``i`` begins. Every chunk is
-    ``text[start_char:end_char]``, so chunks minus their overlaps give back the text exactly.
-    Each token is visited a bounded number of times, so the cost is linear in ``len(text)``.
+    ``token_starts[i]`` is the character offset where token ``i`` begins. Tokens that begin inside
+    the same character (one emoji can be several byte-level tokens) move together as one unit,
+    so a chunk never holds half a character. Every chunk is ``text[start_char:end_char]``, and
+    chunks minus their overlaps give back the text exactly. Each token is visited a bounded
+    number of times, so the cost is linear in ``len(text)``.
     """
     check_spec(spec)
-    n = len(token_starts)
+    # units[k]: index of the first token of the k-th distinct start offset
+    units = [i for i in range(len(token_starts)) if i == 0 or token_starts[i] != token_starts[i - 1]]
+    n = len(units)
     if n == 0:
         return []
     chunks: list[Chunk] = []
@@ -29,20 +33,14 @@ def token_windows(text: str, token_starts: Sequence[int], spec: ChunkSpec) -> li
     pos = 0
     while True:
         end = min(pos + spec.target_tokens, n)
-        start_char = 0 if pos == 0 else token_starts[pos]
-        end_char = len(text) if end == n else token_starts[end]
-        if end_char > start_char:
-            piece = text[start_char:end_char]
-            chunks.append(
-                Chunk(
-                    index=len(chunks),
-                    start_char=start_char,
-                    end_char=end_char,
-                    content=piece,
-                    token_count=end - pos,
-                    content_hash=content_hash(piece),
-                )
-            )
+        start_char = 0 if pos == 0 else token_starts[units[pos]]
+        end_char = len(text) if end == n else token_starts[units[end]]
+        piece = text[start_char:end_char]
+        chunks.append(Chunk(
+            index=len(chunks), start_char=start_char, end_char=end_char, content=piece,
+            token_count=(len(token_starts) if end == n else units[end]) - units[pos],
+            content_hash=content_hash(piece),
+        ))
         if end == n:
             return chunks
         pos += step

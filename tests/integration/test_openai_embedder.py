@@ -45,6 +45,13 @@ def test_embeds_in_order_in_batches_of_at_most_100(server, sleeps):
     assert sleeps == []
 
 
+def test_order_follows_index_not_position_in_the_response(server, sleeps):
+    server.script("shuffled")
+    texts = ["first", "second", "third"]
+    vectors = make(server, sleeps).embed_documents(texts)
+    assert vectors == [pytest.approx(fake_embedding(t, DIMS)) for t in texts]
+
+
 def test_smaller_batch_size_is_honoured(server, sleeps):
     make(server, sleeps, batch_size=2).embed_documents(["a", "b", "c"])
     assert [r.body["input"] for r in server.embedding_requests] == [["a", "b"], ["c"]]

@@ -25,7 +25,7 @@ ERRORS: dict[int, tuple[str, str, str | None]] = {
     503: ("The engine is currently overloaded, please try again later.", "server_error", None),
 }
 
-Outcome = int | str  # an HTTP status, "ok", "slow" or "wrong_dimensions"
+Outcome = int | str  # an HTTP status, "ok", "slow", "wrong_dimensions" or "shuffled"
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,9 @@ class FakeOpenAIServer:
 
     # -- scripting and inspection -----------------------------------------------------------
     def script(self, *outcomes: Outcome) -> None:
-        """Queue how the next requests answer: a status (429, 500, 401, 400, ...), "slow",
-        "wrong_dimensions" or "ok"; once the queue is empty requests succeed."""
+        """Queue how the next requests answer: a status (429, 500, 401, 400, ...), "slow" (answers
+        after ``slow_seconds``), "wrong_dimensions" (one extra float), "shuffled" (data listed in
+        reverse, indices intact) or "ok"; once the queue is empty requests succeed."""
         with self._lock:
             self._planned.extend(outcomes)
 
@@ -140,9 +141,9 @@ class FakeOpenAIServer:
             return outcome, _error(outcome)
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, _error(401)
-        return self._embeddings(request.body, wrong_dimensions=outcome == "wrong_dimensions")
+        return self._embeddings(request.body, outcome)
 
-    def _embeddings(self, body: Any, wrong_dimensions: bool) -> tuple[int, dict[str, Any]]:
+    def _embeddings(self, body: Any, outcome: Outcome) -> tuple[int, dict[str, Any]]:
         if not isinstance(body, dict) or "model" not in body:
             return 400, _error(400, "You must provide a model parameter.")
         texts = body.get("input")
@@ -150,7 +151,7 @@ class FakeOpenAIServer:
         if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t for t in texts):
             return 400, _error(400)
         dimensions = body.get("dimensions") or self.default_dimensions
-        if wrong_dimensions:
+        if outcome == "wrong_dimensions":
             dimensions += 1
         data = []
         for i, text in enumerate(texts):
@@ -158,6 +159,8 @@ class FakeOpenAIServer:
             if body.get("encoding_format") == "base64":
                 vector = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
             data.append({"object": "embedding", "index": i, "embedding": vector})
+        if outcome == "shuffled":  # the API does not promise order; clients must sort by index
+            data.reverse()
         tokens = sum(max(1, len(t.split())) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return 200, {"object": "list", "data": data, "model": body["model"], "usage": usage}

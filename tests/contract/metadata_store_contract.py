@@ -1,0 +1,92 @@
+"""The behaviour every MetadataStore (and its AuditLog) shares; subclass as ``Test...`` to run it."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
+from domain.ports import AuditLog, MetadataStore
+
+PROFILE = EmbeddingProfile("fake", "hash", 64, 64)
+
+
+def memory(mid: str, kind: str = "fact", ts: str = "2025-01-01T00:00:00Z", content: str = "x") -> Memory:
+    return Memory(id=mid, content=content, type=kind, confidence=0.5, ts=ts, conversation_id=None,
+                  token_count=1, profile=PROFILE)
+
+
+def turn(conv: str, index: int, content: str = "hello", digest: str = "h" * 64) -> Turn:
+    return Turn(id=f"{conv}_turn_{index}", conversation_id=conv, role="user", content=content, turn_index=index,
+                ts="2025-01-01T00:00:00Z", token_count=1, content_hash=digest, profile=PROFILE)
+
+
+def entry(action: str, *ids: str) -> AuditEntry:
+    return AuditEntry(action=action, collection="memory", item_ids=ids, actor="test", ts="2025-01-01T00:00:00Z",
+                      detail={"n": 1})
+
+
+class MetadataStoreContract:
+    """Subclasses override the ``store`` fixture with a fresh, empty store (also an AuditLog)."""
+
+    @pytest.fixture
+    def store(self) -> MetadataStore:
+        raise NotImplementedError
+
+    def test_satisfies_the_ports(self, store: MetadataStore) -> None:
+        assert isinstance(store, MetadataStore) and isinstance(store, AuditLog)
+
+    def test_profile_round_trip(self, store: MetadataStore) -> None:
+        assert store.stored_profile() is None
+        store.record_profile(PROFILE)
+        assert store.stored_profile() == PROFILE
+
+    def test_memory_round_trip(self, store: MetadataStore) -> None:
+        original = Memory(id="mem_1", content="Ünïcode ✓ 日本", type="preference", confidence=0.25,
+                          ts="2025-12-25T10:30:00.123456Z", conversation_id="conv", token_count=7, profile=PROFILE)
+        store.add_memory(original, entry("store", "mem_1"))
+        assert store.get_memories(["mem_1", "nope"]) == {"mem_1": original}
+        assert store.memory_ids() == {"mem_1"}
+
+    def test_list_newest_first_with_type_and_limit(self, store: MetadataStore) -> None:
+        store.add_memory(memory("mem_a", "fact", "2025-01-01T00:00:00Z"), entry("store", "mem_a"))
+        store.add_memory(memory("mem_b", "preference", "2025-01-03T00:00:00Z"), entry("store", "mem_b"))
+        store.add_memory(memory("mem_c", "fact", "2025-01-02T00:00:00.5Z"), entry("store", "mem_c"))
+        assert [m.id for m in store.list_memories(None, 10)] == ["mem_b", "mem_c", "mem_a"]
+        assert [m.id for m in store.list_memories("fact", 10)] == ["mem_c", "mem_a"]
+        assert [m.id for m in store.list_memories(None, 1)] == ["mem_b"]
+
+    def test_delete_memory(self, store: MetadataStore) -> None:
+        store.add_memory(memory("mem_a"), entry("store", "mem_a"))
+        assert store.delete_memory("mem_a", entry("delete", "mem_a")) is True
+        assert store.delete_memory("mem_a", entry("delete", "mem_a")) is False
+        assert store.get_memories(["mem_a"]) == {}
+
+    def test_turns_replace_by_position(self, store: MetadataStore) -> None:
+        store.put_turn(turn("c1", 0, "first"), entry("appended", "c1_turn_0"))
+        store.put_turn(turn("c1", 0, "second", "g" * 64), entry("replaced", "c1_turn_0"))
+        got = store.get_turn("c1", 0)
+        assert got is not None and got.content == "second" and got.content_hash == "g" * 64
+        assert store.turn_hashes() == {"c1_turn_0": "g" * 64}
+        assert store.get_turn("c1", 1) is None
+
+    def test_recent_turns_are_the_last_ones_oldest_first(self, store: MetadataStore) -> None:
+        for i in (3, 0, 2, 1, 4):
+            store.put_turn(turn("c1", i), entry("appended", f"c1_turn_{i}"))
+        store.put_turn(turn("c2", 0), entry("appended", "c2_turn_0"))
+        assert [t.turn_index for t in store.recent_turns("c1", 3)] == [2, 3, 4]
+        assert [t.turn_index for t in store.recent_turns("c1", 50)] == [0, 1, 2, 3, 4]
+        assert store.recent_turns("nobody", 5) == []
+        assert set(store.get_turns(["c1_turn_1", "c2_turn_0", "x"])) == {"c1_turn_1", "c2_turn_0"}
+
+    def test_every_write_is_audited_without_content(self, store: MetadataStore) -> None:
+        store.add_memory(memory("mem_a", content="secret words"), entry("store", "mem_a"))
+        store.delete_memory("mem_a", entry("delete", "mem_a"))
+        store.put_turn(turn("c1", 0, "more secret words"), entry("appended", "c1_turn_0"))
+        log = store.recent(10)
+        assert [e.action for e in log] == ["appended", "delete", "store"]
+        assert log[1].item_ids == ("mem_a",) and log[1].detail == {"n": 1}
+        assert "secret" not in repr(log)
+
+    def test_a_failed_delete_writes_no_audit_row(self, store: MetadataStore) -> None:
+        store.delete_memory("mem_missing", entry("delete", "mem_missing"))
+        assert store.recent(10) == []

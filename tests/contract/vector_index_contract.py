@@ -1,0 +1,94 @@
+"""The behaviour every VectorIndex shares; subclass VectorIndexContract as ``Test...`` to run it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from domain.model import EmbeddingProfile, VectorRecord
+from domain.ports import VectorIndex
+
+PROFILE = EmbeddingProfile("fake", "unit-axes", 4, 64)
+
+
+def unit(*xs: float) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in xs))
+    return [x / norm for x in xs]
+
+
+def record(vid: str, owner: str, vector: list[float], **meta: object) -> VectorRecord:
+    return VectorRecord(id=vid, record_id=owner, vector=vector, metadata=dict(meta))
+
+
+class VectorIndexContract:
+    """Subclasses override the ``index`` fixture with a fresh, empty index of ``PROFILE``."""
+
+    @pytest.fixture
+    def index(self) -> VectorIndex:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def filled(self, index: VectorIndex) -> VectorIndex:
+        index.upsert("memory", [
+            record("a::1::0", "a", unit(1, 0, 0, 0), confidence=0.9, type="fact"),
+            record("a::1::1", "a", unit(1, 1, 0, 0), confidence=0.9, type="fact"),
+            record("b::1::0", "b", unit(0, 1, 0, 0), confidence=0.2, type="preference"),
+            record("c::1::0", "c", unit(0, 0, 1, 0), confidence=0.5, type="fact"),
+        ])
+        return index
+
+    def test_satisfies_the_port(self, index: VectorIndex) -> None:
+        assert isinstance(index, VectorIndex)
+
+    def test_nearest_first_with_cosine_scores(self, filled: VectorIndex) -> None:
+        matches = filled.query("memory", unit(1, 0, 0, 0), 4)
+        assert [m.id for m in matches][:2] == ["a::1::0", "a::1::1"]
+        assert matches[0].score == pytest.approx(1.0, abs=1e-4)
+        assert matches[1].score == pytest.approx(math.sqrt(0.5), abs=1e-3)
+        assert matches[0].record_id == "a"
+        assert all(x.score >= y.score for x, y in zip(matches, matches[1:]))
+
+    def test_limit(self, filled: VectorIndex) -> None:
+        assert len(filled.query("memory", unit(1, 0, 0, 0), 2)) == 2
+
+    def test_limit_above_count_returns_all(self, filled: VectorIndex) -> None:
+        assert len(filled.query("memory", unit(1, 0, 0, 0), 50)) == 4
+
+    def test_empty_collection_answers_nothing(self, index: VectorIndex) -> None:
+        assert index.query("history", unit(1, 0, 0, 0), 5) == []
+        assert index.count("history") == 0
+
+    def test_filters_equality_and_range(self, filled: VectorIndex) -> None:
+        assert {m.record_id for m in filled.query("memory", unit(1, 1, 1, 0), 10, {"type": "fact"})} == {"a", "c"}
+        ranged = filled.query("memory", unit(1, 1, 1, 0), 10, {"confidence": {"$gte": 0.5}})
+        assert {m.record_id for m in ranged} == {"a", "c"}
+        both = filled.query("memory", unit(1, 1, 1, 0), 10, {"type": "fact", "confidence": {"$gte": 0.6}})
+        assert {m.record_id for m in both} == {"a"}
+
+    def test_collections_are_separate(self, filled: VectorIndex) -> None:
+        filled.upsert("history", [record("t::1::0", "t", unit(1, 0, 0, 0))])
+        assert [m.record_id for m in filled.query("history", unit(1, 0, 0, 0), 10)] == ["t"]
+        assert filled.count("memory") == 4 and filled.count("history") == 1
+
+    def test_upsert_replaces_same_id(self, filled: VectorIndex) -> None:
+        filled.upsert("memory", [record("c::1::0", "c", unit(1, 0, 0, 0), confidence=0.5, type="fact")])
+        assert filled.count("memory") == 4
+        assert filled.query("memory", unit(1, 0, 0, 0), 1)[0].score == pytest.approx(1.0, abs=1e-4)
+
+    def test_delete_records_removes_every_piece(self, filled: VectorIndex) -> None:
+        filled.delete_records("memory", ["a"])
+        assert {m.record_id for m in filled.query("memory", unit(1, 0, 0, 0), 10)} == {"b", "c"}
+        assert filled.count("memory") == 2
+
+    def test_delete_vectors_by_id(self, filled: VectorIndex) -> None:
+        filled.delete_vectors("memory", ["a::1::1", "missing::0::0"])
+        assert filled.vectors_of("memory", ["a", "b", "z"]) == {"a": ["a::1::0"], "b": ["b::1::0"]}
+
+    def test_all_vectors_maps_ids_to_owners(self, filled: VectorIndex) -> None:
+        assert filled.all_vectors("memory") == {"a::1::0": "a", "a::1::1": "a", "b::1::0": "b", "c::1::0": "c"}
+
+    def test_deleting_nothing_is_fine(self, filled: VectorIndex) -> None:
+        filled.delete_records("memory", [])
+        filled.delete_vectors("memory", [])
+        assert filled.count("memory") == 4
