@@ -7,6 +7,7 @@ sees only what it sets.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
@@ -216,9 +217,9 @@ class BlockingClient:
         self.portal = portal
         self.client = client
 
-    def run(self, function: Any, *args: Any) -> Any:
-        """Run ``await function(client, *args)`` on the client's loop and return its result."""
-        return self.portal.call(function, self.client, *args)
+    def run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run ``await function(client, *args, **kwargs)`` on the client's loop and return its result."""
+        return self.portal.call(functools.partial(function, self.client, *args, **kwargs))
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None) -> Any:
         return self.portal.call(self.client.call_tool, tool, arguments or {})

@@ -1,0 +1,1 @@
+"""Benchmarks (pytest-benchmark): figures, not pass/fail timings."""
