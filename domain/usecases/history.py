@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from domain.chunking import content_hash
 from domain.errors import StorageError
 from domain.ids import turn_id
+from domain.locking import KeyedLock
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"
+# Appends of the same turn are serialised: read-compare-write must not interleave.
+_TURN_LOCKS = KeyedLock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,10 @@ class AppendTurn:
         content = require_text("content", request.content, 50_000)
         index = require_int("turn_index", request.turn_index, 0)
         ts = parse_timestamp("ts", request.ts) if request.ts is not None else None
+        with _TURN_LOCKS.hold(turn_id(conversation_id, index)):
+            return self._append(conversation_id, role, content, index, ts)
+
+    def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None) -> AppendResult:
         digest = content_hash(content)
         existing = self.store.get_turn(conversation_id, index)
         if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts):

@@ -301,6 +301,9 @@ async def check_limits_accepted(client: Any) -> None:
     await store(client, "x", "fact", 1.0)
     assert (await search(client, "q" * 500, limit=20))["count"] >= 1
     await search(client, "anything", limit=1, min_confidence=1.0)
+    many_pieces = await search(client, "z" * 40, limit=20)
+    assert len(set(ids(many_pieces))) == many_pieces["count"], "a memory of many pieces appears twice"
+    assert longest["id"] in ids(many_pieces)
     await list_memories(client, limit=100)
     await call_ok(client, "history_append", {"conversation_id": "h" * 100, "role": "assistant",
                                               "content": "edge", "turn_index": 0})
@@ -351,6 +354,7 @@ BAD_INPUTS = [
     BadInput("store-confidence-1.5", "memory_store", {**_STORE, "confidence": 1.5}, "confidence",
              mentions=("1.0",)),
     BadInput("store-confidence-abc", "memory_store", {**_STORE, "confidence": "abc"}, "confidence"),
+    BadInput("store-confidence-true", "memory_store", {**_STORE, "confidence": True}, "confidence"),
     BadInput("store-conversation-id-101", "memory_store", {**_STORE, "conversation_id": "c" * 101},
              "conversation_id", mentions=("100",)),
     BadInput("store-missing-content", "memory_store", {"type": "fact", "confidence": 0.5}, "content"),
@@ -358,6 +362,7 @@ BAD_INPUTS = [
     BadInput("search-empty-query", "memory_search", {"query": " "}, "query"),
     BadInput("search-limit-0", "memory_search", {"query": "dark mode", "limit": 0}, "limit", mentions=("20",)),
     BadInput("search-limit-21", "memory_search", {"query": "dark mode", "limit": 21}, "limit", mentions=("20",)),
+    BadInput("search-limit-true", "memory_search", {"query": "dark mode", "limit": True}, "limit"),
     BadInput("search-min-confidence-negative", "memory_search", {"query": "dark mode", "min_confidence": -0.1},
              "min_confidence"),
     BadInput("list-limit-101", "memory_list", {"limit": 101}, "limit", mentions=("100",)),
@@ -373,6 +378,7 @@ BAD_INPUTS = [
     BadInput("append-role-robot", "history_append", {**_APPEND, "role": "robot"}, "role",
              mentions=("robot", "assistant")),
     BadInput("append-turn-index-negative", "history_append", {**_APPEND, "turn_index": -1}, "turn_index"),
+    BadInput("append-turn-index-2**63", "history_append", {**_APPEND, "turn_index": 2**63}, "turn_index"),
     BadInput("append-ts-yesterday", "history_append", {**_APPEND, "ts": "yesterday"}, "ts",
              mentions=("yesterday",)),
     BadInput("append-empty-content", "history_append", {**_APPEND, "content": ""}, "content"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.e2e import scenario
-from tests.support.mcp_procs import blocking, run_cli, stdio_session
+from tests.support.mcp_procs import blocking, http_session, run_cli, start_http_server, stdio_session
 
 pytestmark = pytest.mark.slow
 
@@ -102,6 +101,29 @@ def test_memories_and_history_survive_a_restart(before: Before) -> None:
         assert again["status"] == "unchanged"
         newer = client.run(scenario.store, "The user's favourite editor is Helix", "preference", 0.8)
         assert client.run(scenario.list_memories, limit=1)["results"][0]["id"] == newer["id"]
+
+
+def test_http_server_stopped_by_sigterm_keeps_what_it_stored(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    server = start_http_server(data_dir, stderr_path=tmp_path / "http.log")
+    try:
+        with blocking(http_session(server.mcp_url)) as client:
+            stored = [client.run(scenario.store, content, kind, confidence)["id"]
+                      for content, kind, confidence in MEMORIES[:2]]
+            client.run(scenario.call_ok, "history_append", {"conversation_id": CONVERSATION, "role": "user",
+                                                             "content": TURNS[0][1], "turn_index": 0})
+    finally:
+        returncode = server.stop()
+    # uvicorn re-raises the SIGTERM it handled, so -15 is a graceful stop too; -9 means it had to be killed.
+    assert returncode in (0, -15), f"exit {returncode}; stderr:\n{server.stderr()}"
+    assert "Traceback" not in server.stderr(), server.stderr()
+    with blocking(stdio_session(data_dir, stderr_path=tmp_path / "stdio.log")) as client:
+        assert scenario.ids(client.run(scenario.list_memories, limit=100)) == stored[::-1]
+        found = client.run(scenario.search, "what colour theme does the user like", limit=1)
+        assert scenario.ids(found) == [stored[0]]
+        history = client.run(scenario.call_ok, "history_get", {"conversation_id": CONVERSATION})
+        assert [t["content"] for t in history["turns"]] == [TURNS[0][1]]
+        assert client.run(scenario.stored_vectors) == {"memory": 2, "history": 1}
 
 
 @pytest.mark.parametrize("variable, value", [("MCP_PORT", "abc"), ("MCP_PORT", "70000"),

