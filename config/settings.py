@@ -103,7 +103,7 @@ class Settings(BaseSettings):
         """Refuse to expose the HTTP server beyond loopback without a bearer token."""
         if not is_loopback(host) and not self.http_token:
             raise ConfigurationError(
-                f"MEMTROVE_HOST={host} is not a loopback address: set MEMTROVE_HTTP_TOKEN so every "
+                f"HTTP host {host} (--host or MEMTROVE_HOST) is not a loopback address: set MEMTROVE_HTTP_TOKEN so every "
                 "request must carry 'Authorization: Bearer <token>', or bind to 127.0.0.1"
             )
 
@@ -124,6 +124,5 @@ def load_settings(**overrides: object) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         variable = str(first["loc"][0]).upper() if first["loc"] else "?"
-        raise ConfigurationError(
-            f"Invalid setting {variable}={first.get('input')!r}: {first['msg']}"
-        ) from None
+        shown = "<hidden>" if any(word in variable for word in ("KEY", "TOKEN")) else repr(first.get("input"))
+        raise ConfigurationError(f"Invalid setting {variable}={shown}: {first['msg']}") from None

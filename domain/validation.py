@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
@@ -16,7 +17,9 @@ def require_text(field: str, value: object, max_chars: int, label: str | None = 
         raise ValidationError(field, f"Missing required field: {field}")
     if not isinstance(value, str):
         raise ValidationError(field, f"{name} must be a string")
-    if not value.strip():
+    if "\x00" in value:
+        raise ValidationError(field, f"{name} must not contain NUL characters (field '{field}')")
+    if not _visible(value):
         raise ValidationError(field, f"{name} must not be empty (field '{field}', 1-{max_chars} characters)")
     if len(value) > max_chars:
         raise ValidationError(
@@ -34,19 +37,22 @@ def optional_text(field: str, value: object, max_chars: int) -> str | None:
 
 def require_int(field: str, value: object, low: int, high: int | None = None) -> int:
     """An integer in [low, high]; bools are not integers here."""
+    if value is None:
+        raise ValidationError(field, f"Missing required field: {field}")
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"{field} must be an integer")
     if value < low or (high is not None and value > high):
         if high is None:
             raise ValidationError(field, f"{field} must be >= {low} (got {value})")
-        raise ValidationError(
-            field, f"{field.capitalize()} must be between {low} and {high} (got {value})"
-        )
+        label = field.capitalize() if field == "limit" else field
+        raise ValidationError(field, f"{label} must be between {low} and {high} (got {value})")
     return value
 
 
 def require_unit_float(field: str, value: object) -> float:
     """A finite number in [0.0, 1.0]."""
+    if value is None:
+        raise ValidationError(field, f"Missing required field: {field}")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValidationError(field, f"{field} must be a number between 0.0 and 1.0")
     if not 0.0 <= value <= 1.0:
@@ -81,3 +87,8 @@ def parse_timestamp(field: str, value: object) -> str:
 def format_ts(moment: datetime) -> str:
     utc = moment.astimezone(timezone.utc)
     return utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds").replace("+00:00", "Z")
+
+
+def _visible(text: str) -> bool:
+    """Whether anything but whitespace, control and format characters (zero-width space...) is there."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf") for ch in text)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from loguru import logger
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -18,6 +19,7 @@ from domain.usecases.history import AppendTurnRequest
 from domain.usecases.memories import SearchMemoriesRequest, StoreMemoryRequest
 from entrypoints import render
 from entrypoints.runtime import Runtime
+from entrypoints.tooling import lax_tool
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -54,12 +56,18 @@ def build_server(runtime: Runtime) -> MCPServer:
             runtime.warm_up()
         yield runtime
 
-    server = MCPServer("memtrove", version=VERSION, instructions=INSTRUCTIONS, lifespan=lifespan,
-                       log_level="WARNING")
     uc = runtime.app.use_cases
+    tools: list[Tool] = []
+
+    def tool(description: str, annotations: ToolAnnotations | None = None) -> Callable[[Callable[..., Any]], Any]:
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            tools.append(lax_tool(fn, description, annotations))
+            return fn
+        return register
+
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
-    @server.tool(description="Store a durable memory (preference, fact, project or decision).")
+    @tool("Store a durable memory (preference, fact, project or decision).")
     def memory_store(
         content: Annotated[str, Field(description="Memory content, 1-10000 characters")],
         type: Annotated[str, Field(description="One of: " + ", ".join(MEMORY_TYPES),
@@ -72,7 +80,7 @@ def build_server(runtime: Runtime) -> MCPServer:
             return render.ok(render.memory(stored), f"Stored memory [{stored.id}]: {render.preview(content, 60)}")
         return run_tool(runtime, "memory_store", act)
 
-    @server.tool(description="Search memories by meaning; best matches first.", annotations=read_only)
+    @tool("Search memories by meaning; best matches first.", read_only)
     def memory_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-20")] = 5,
@@ -84,7 +92,7 @@ def build_server(runtime: Runtime) -> MCPServer:
             return render.ok({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]}, text)
         return run_tool(runtime, "memory_search", act)
 
-    @server.tool(description="List the most recent memories, optionally of one type.", annotations=read_only)
+    @tool("List the most recent memories, optionally of one type.", read_only)
     def memory_list(
         type: Annotated[str | None, Field(description="Filter by type: " + ", ".join(MEMORY_TYPES),
                                           json_schema_extra={"enum": [*MEMORY_TYPES, None]})] = None,
@@ -96,8 +104,8 @@ def build_server(runtime: Runtime) -> MCPServer:
             return render.ok({"count": len(hits), "results": [render.hit(h) for h in hits]}, "\n".join(lines))
         return run_tool(runtime, "memory_list", act, ready=False)
 
-    @server.tool(description="Delete a memory by id.",
-                 annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False))
+    @tool("Delete a memory by id.", ToolAnnotations(destructive_hint=True, idempotent_hint=True,
+                                                    open_world_hint=False))
     def memory_delete(
         memory_id: Annotated[str, Field(description="Memory ID, starts with 'mem_'")],
     ) -> CallToolResult:
@@ -106,7 +114,7 @@ def build_server(runtime: Runtime) -> MCPServer:
             return render.ok({"id": deleted, "deleted": True}, f"Deleted memory: {deleted}")
         return run_tool(runtime, "memory_delete", act)
 
-    @server.tool(description="Append a turn to a conversation (same turn and content again is a no-op).")
+    @tool("Append a turn to a conversation (same turn and content again is a no-op).")
     def history_append(
         conversation_id: Annotated[str, Field(description="Conversation ID, 1-100 characters")],
         role: Annotated[str, Field(description="Speaker role: " + ", ".join(ROLES),
@@ -125,7 +133,7 @@ def build_server(runtime: Runtime) -> MCPServer:
             return render.ok({**body, "status": result.status}, text[result.status])
         return run_tool(runtime, "history_append", act)
 
-    @server.tool(description="Get the most recent turns of a conversation, oldest first.", annotations=read_only)
+    @tool("Get the most recent turns of a conversation, oldest first.", read_only)
     def history_get(
         conversation_id: Annotated[str, Field(description="Conversation ID, 1-100 characters")],
         limit: Annotated[int, Field(description="Number of recent turns, 1-50")] = 16,
@@ -137,12 +145,12 @@ def build_server(runtime: Runtime) -> MCPServer:
                               "turns": [render.turn(t) for t in turns]}, text)
         return run_tool(runtime, "history_get", act, ready=False)
 
-    @server.tool(description="Check the embedding provider: configuration, reachability, latency.",
-                 annotations=read_only)
+    @tool("Check the embedding provider: configuration, reachability, latency.", read_only)
     def embedding_health() -> CallToolResult:
         def act() -> CallToolResult:
             report: dict[str, Any] = uc.embedding_health()()
             return render.ok(report, render.as_json(report))
         return run_tool(runtime, "embedding_health", act)
 
-    return server
+    return MCPServer("memtrove", version=VERSION, instructions=INSTRUCTIONS, lifespan=lifespan,
+                     log_level="WARNING", tools=tools)

@@ -15,6 +15,7 @@ from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, u
 from domain.validation import parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"
+MAX_TURN_INDEX = 2**31 - 1  # a 32-bit INTEGER column in every SQL store
 # Appends of the same turn are serialised: read-compare-write must not interleave.
 _TURN_LOCKS = KeyedLock()
 
@@ -49,7 +50,7 @@ class AppendTurn:
         conversation_id = require_text("conversation_id", request.conversation_id, 100)
         role = require_choice("role", request.role, ROLES)
         content = require_text("content", request.content, 50_000)
-        index = require_int("turn_index", request.turn_index, 0)
+        index = require_int("turn_index", request.turn_index, 0, MAX_TURN_INDEX)
         ts = parse_timestamp("ts", request.ts) if request.ts is not None else None
         with _TURN_LOCKS.hold(turn_id(conversation_id, index)):
             return self._append(conversation_id, role, content, index, ts)

@@ -120,6 +120,8 @@ class DeleteMemory:
     clock: Clock = utc_now
 
     def __call__(self, memory_id: str) -> str:
+        if memory_id is None:
+            raise ValidationError("memory_id", "Missing required field: memory_id")
         if not isinstance(memory_id, str) or not memory_id.startswith("mem_"):
             raise ValidationError("memory_id", "Invalid memory_id: must start with 'mem_'")
         if not MEMORY_ID.match(memory_id):
