@@ -3,6 +3,7 @@
 # against a running MCP streamable-HTTP server.
 #
 # Usage: scripts/conformance.sh URL [SCENARIO...]
+#        scripts/conformance.sh --install-only
 #   URL       e.g. http://127.0.0.1:8000/mcp/  (use the exact path the server
 #             serves: a 307 slash redirect fails dns-rebinding-protection;
 #             the URL host must be localhost/127.0.0.1/[::1] for that scenario)
@@ -27,6 +28,8 @@ usage() {
     exit 2
 }
 [[ $# -ge 1 && -n "$1" && "$1" != "-h" && "$1" != "--help" ]] || usage
+INSTALL_ONLY=0
+if [[ "$1" == "--install-only" ]]; then INSTALL_ONLY=1; fi
 URL="$1"
 shift
 if [[ $# -gt 0 ]]; then SCENARIOS=("$@"); else SCENARIOS=("${DEFAULT_SCENARIOS[@]}"); fi
@@ -71,6 +74,9 @@ install_tools() {
 
 if [[ ! -f "$STAMP" || ! -x "$NODE" || ! -f "$CLI" ]]; then
     install_tools
+fi
+if [[ $INSTALL_ONLY -eq 1 ]]; then
+    exit 0
 fi
 
 RUN_DIR="$DIR/results/$(date -u +%Y%m%dT%H%M%SZ)-$$"
