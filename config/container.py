@@ -26,15 +26,23 @@ def _engine(url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def _openai_embedder(**kwargs: object) -> object:
+def _openai_embedder(settings: Settings, provider: str) -> object:
     # Imported on demand: the openai package costs ~1 s at start and the default never needs it.
     from adapters.embedders.openai import OpenAIEmbedder
 
-    return OpenAIEmbedder(**kwargs)  # type: ignore[arg-type]
-
-
-def _secret(settings: Settings) -> str | None:
-    return settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return OpenAIEmbedder(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        model=settings.openai_embed_model,
+        dimensions=settings.openai_embed_dims,
+        base_url=settings.openai_base_url,
+        timeout=settings.openai_timeout,
+        max_retries=settings.openai_max_retries,
+        batch_size=settings.openai_batch_size,
+        max_tokens=settings.openai_max_tokens,
+        provider=provider,
+        # OpenAI-compatible servers (Ollama, TEI...) often reject the `dimensions` parameter.
+        send_dimensions=provider == "openai",
+    )
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -46,30 +54,8 @@ class Adapters(containers.DeclarativeContainer):
     embedder = providers.Selector(
         settings.provided.embedder_key,
         local=providers.Singleton(OnnxMiniLMEmbedder),
-        openai=providers.Singleton(
-            _openai_embedder,
-            api_key=providers.Callable(_secret, settings),
-            model=settings.provided.openai_embed_model,
-            dimensions=settings.provided.openai_embed_dims,
-            base_url=settings.provided.openai_base_url,
-            timeout=settings.provided.openai_timeout,
-            max_retries=settings.provided.openai_max_retries,
-            batch_size=settings.provided.openai_batch_size,
-            max_tokens=settings.provided.openai_max_tokens,
-        ),
-        openai_compatible=providers.Singleton(
-            _openai_embedder,
-            api_key=providers.Callable(_secret, settings),
-            model=settings.provided.openai_embed_model,
-            dimensions=settings.provided.openai_embed_dims,
-            base_url=settings.provided.openai_base_url,
-            timeout=settings.provided.openai_timeout,
-            max_retries=settings.provided.openai_max_retries,
-            batch_size=settings.provided.openai_batch_size,
-            max_tokens=settings.provided.openai_max_tokens,
-            provider="openai-compatible",
-            send_dimensions=False,
-        ),
+        openai=providers.Singleton(_openai_embedder, settings=settings, provider="openai"),
+        openai_compatible=providers.Singleton(_openai_embedder, settings=settings, provider="openai-compatible"),
     )
     engine = providers.Resource(_engine, settings.provided.database_url)
     store = providers.Singleton(SqlMetadataStore, engine)
