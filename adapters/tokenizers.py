@@ -7,8 +7,8 @@ import gzip
 import hashlib
 import tempfile
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import tiktoken
 from tiktoken.load import load_tiktoken_bpe
 
@@ -60,6 +60,8 @@ class TiktokenTokenizer(Tokenizer):
         return len(self._encoding.encode_ordinary(text))
 
     def token_starts(self, text: str) -> list[int]:
+        import numpy as np  # on demand: keeps the server's start fast
+
         tokens = np.asarray(self._encoding.encode_ordinary(text), dtype=np.int64)
         if tokens.size == 0:
             return []
@@ -72,7 +74,9 @@ class TiktokenTokenizer(Tokenizer):
         return char_of_byte[byte_starts].tolist()
 
 
-def _length_table(encoding: tiktoken.Encoding) -> np.ndarray:
+def _length_table(encoding: tiktoken.Encoding) -> Any:
+    import numpy as np
+
     table = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
     for rank in range(encoding.max_token_value + 1):
         try:

@@ -11,6 +11,9 @@ from config.container import Application
 from config.settings import Settings
 
 
+WARM_UP_DELAY = 1.0
+
+
 class Runtime:
     """Holds the container for an entrypoint; stores are repaired before the first tool touches them."""
 
@@ -42,9 +45,12 @@ class Runtime:
                         (time.perf_counter() - started) * 1000)
             self._ready = True
 
-    def warm_up(self) -> None:
+    def warm_up(self, delay: float = WARM_UP_DELAY) -> None:
         """Background: repair the stores and load the model so the first call is quick."""
         def run() -> None:
+            # Importing Chroma and loading the model hold the GIL for ~2 s; starting at once would
+            # slow the client's initialize and tools/list, which arrive right after the spawn.
+            time.sleep(delay)
             try:
                 self.ensure_ready()
                 self.app.adapters.embedder().embed_query("warm up")

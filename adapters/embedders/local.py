@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
 from domain.ports import Embedder
@@ -69,6 +67,8 @@ class OnnxMiniLMEmbedder(Embedder):
         }
 
     def _run(self, session: Any, batcher: Any, texts: list[str]) -> list[Vector]:
+        import numpy as np  # on demand: keeps the server's start fast
+
         encodings = batcher.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
