@@ -5,12 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dependency_injector import containers, providers
-from sqlalchemy.engine import Engine
-
 from adapters.chroma import ChromaVectorIndex
 from adapters.embedders.local import OnnxMiniLMEmbedder
-from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
-from adapters.tokenizers import TiktokenTokenizer
 from config.settings import Settings
 from domain.pieces import PieceSplitter
 from domain.usecases.health import EmbeddingHealth
@@ -20,14 +16,30 @@ from domain.usecases.memories import DeleteMemory, ListMemories, SearchMemories,
 from plugins.manager import collect, plugin_manager
 
 
-def _engine(url: str) -> Iterator[Engine]:
+# SQLAlchemy, tiktoken and openai are imported when first needed, not when the server starts:
+# together they cost ~0.4 s, and a client waits on the start for its first answer.
+
+def _engine(url: str) -> Iterator[object]:
+    from adapters.sqlalchemy_store import make_engine
+
     engine = make_engine(url)
     yield engine
     engine.dispose()
 
 
+def _sql_store(engine: object) -> object:
+    from adapters.sqlalchemy_store import SqlMetadataStore
+
+    return SqlMetadataStore(engine)  # type: ignore[arg-type]
+
+
+def _tokenizer() -> object:
+    from adapters.tokenizers import TiktokenTokenizer
+
+    return TiktokenTokenizer()
+
+
 def _openai_embedder(settings: Settings, provider: str) -> object:
-    # Imported on demand: the openai package costs ~1 s at start and the default never needs it.
     from adapters.embedders.openai import OpenAIEmbedder
 
     return OpenAIEmbedder(
@@ -50,7 +62,7 @@ class Adapters(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
 
-    tokenizer = providers.Singleton(TiktokenTokenizer)
+    tokenizer = providers.Singleton(_tokenizer)
     embedder = providers.Selector(
         settings.provided.embedder_key,
         local=providers.Singleton(OnnxMiniLMEmbedder),
@@ -58,7 +70,7 @@ class Adapters(containers.DeclarativeContainer):
         openai_compatible=providers.Singleton(_openai_embedder, settings=settings, provider="openai-compatible"),
     )
     engine = providers.Resource(_engine, settings.provided.database_url)
-    store = providers.Singleton(SqlMetadataStore, engine)
+    store = providers.Singleton(_sql_store, engine)
     vectors = providers.Singleton(
         ChromaVectorIndex,
         profile=embedder.provided.profile,

@@ -51,9 +51,14 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
     server = build_server(runtime)
     try:
         if transport == "stdio":
-            logger.info("serving transport=stdio")
+            # The store check runs in the background right after the handshake (the client spawns us
+            # and waits); a mismatch ends the process with its message. When the client leaves
+            # first, it is reported here.
+            logger.debug("serving transport=stdio")
             server.run("stdio")
+            runtime.check_store()
         else:
+            runtime.check_store()
             import uvicorn
 
             from entrypoints.http import build_http_app

@@ -18,7 +18,7 @@ from domain.model import MEMORY_TYPES, ROLES
 from domain.usecases.history import AppendTurnRequest
 from domain.usecases.memories import SearchMemoriesRequest, StoreMemoryRequest
 from entrypoints import render
-from entrypoints.runtime import Runtime
+from entrypoints.runtime import WARM_UP_DELAY, Runtime
 from entrypoints.tooling import lax_tool
 
 VERSION = "0.1.0"
@@ -52,8 +52,8 @@ def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], 
 def build_server(runtime: Runtime) -> MCPServer:
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[Runtime]:
-        if runtime.settings.memtrove_warmup:
-            runtime.warm_up()
+        runtime.warm_up(delay=WARM_UP_DELAY if runtime.settings.memtrove_warmup else 0.0,
+                        load_model=runtime.settings.memtrove_warmup)
         yield runtime
 
     uc = runtime.app.use_cases

@@ -20,6 +20,7 @@ def runtime(data_dir: Path, embedder=None) -> Runtime:
     rt = Runtime(Settings(memtrove_data_dir=data_dir, memtrove_warmup=False))
     rt.app.adapters.embedder.override(providers.Object(embedder or HashEmbedder(dimensions=32, max_tokens=64)))
     rt.start()
+    rt.check_store()
     return rt
 
 
