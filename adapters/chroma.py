@@ -60,6 +60,10 @@ class ChromaVectorIndex(VectorIndex):
             col = self._collection(collection)
             self._call(lambda: col.delete(ids=list(vector_ids)), "delete vectors")
 
+    def delete_where(self, collection: str, where: Filter) -> None:
+        col = self._collection(collection)
+        self._call(lambda: col.delete(where=_where(where)), "delete vectors")
+
     def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
         if not record_ids:
             return {}

@@ -87,6 +87,11 @@ class InMemoryVectorIndex(VectorIndex):
         for vid in vector_ids:
             self._data.get(collection, {}).pop(vid, None)
 
+    def delete_where(self, collection: str, where: Filter) -> None:
+        rows = self._data.get(collection, {})
+        for vid in [v for v, r in rows.items() if _matches(r.metadata, where)]:
+            del rows[vid]
+
     def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
         wanted = set(record_ids)
         owned: dict[str, list[str]] = {}

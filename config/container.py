@@ -7,11 +7,14 @@ from collections.abc import Iterator
 from dependency_injector import containers, providers
 from adapters.chroma import ChromaVectorIndex
 from adapters.embedders.local import OnnxMiniLMEmbedder
+from config.faults import crash_checkpoint
 from config.settings import Settings
 from domain.pieces import PieceSplitter
 from domain.usecases.health import EmbeddingHealth
 from domain.usecases.history import AppendTurn, GetHistory
+from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact
 from domain.usecases.maintenance import CheckProfile, RepairStores
+from domain.usecases.search import ArtifactSearch, HybridSearch, Ranker
 from domain.usecases.memories import DeleteMemory, ListMemories, SearchMemories, StoreMemory
 from plugins.manager import collect, plugin_manager
 
@@ -28,9 +31,9 @@ def _engine(url: str) -> Iterator[object]:
 
 
 def _sql_store(engine: object) -> object:
-    from adapters.sqlalchemy_store import SqlMetadataStore
+    from adapters.sqlalchemy_artifacts import SqlArtifactStore
 
-    return SqlMetadataStore(engine)  # type: ignore[arg-type]
+    return SqlArtifactStore(engine)  # type: ignore[arg-type]
 
 
 def _tokenizer() -> object:
@@ -103,7 +106,8 @@ class UseCases(containers.DeclarativeContainer):
         spec=chunk_spec)
 
     check_profile = providers.Factory(CheckProfile, store=adapters.store, profile=adapters.embedder.provided.profile)
-    repair = providers.Factory(RepairStores, store=adapters.store, vectors=adapters.vectors)
+    repair = providers.Factory(RepairStores, store=adapters.store, vectors=adapters.vectors,
+                               artifacts=adapters.store)
     store_memory = providers.Factory(
         StoreMemory, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store, split=split,
         tokenizer=adapters.tokenizer)
@@ -117,6 +121,19 @@ class UseCases(containers.DeclarativeContainer):
         tokenizer=adapters.tokenizer)
     get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies)
     embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors)
+
+    ingest_artifact = providers.Factory(
+        IngestArtifact, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store,
+        chunker=plugins.chunker, tokenizer=adapters.tokenizer, spec=chunk_spec, split=split,
+        checkpoint=providers.Callable(crash_checkpoint, settings.provided.memtrove_crash_at))
+    get_artifact = providers.Factory(GetArtifact, store=adapters.store)
+    delete_artifact = providers.Factory(DeleteArtifact, vectors=adapters.vectors, store=adapters.store)
+    ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
+                               policies=plugins.privacy_policies)
+    artifact_search = providers.Factory(ArtifactSearch, embedder=adapters.embedder, ranker=ranker,
+                                        artifacts=adapters.store)
+    hybrid_search = providers.Factory(HybridSearch, embedder=adapters.embedder, ranker=ranker,
+                                      artifacts=adapters.store)
 
 
 class Application(containers.DeclarativeContainer):

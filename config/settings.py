@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     memtrove_allowed_origins: str = ""
     memtrove_log_format: Literal["text", "json"] = "text"
     memtrove_warmup: bool = True
+    memtrove_crash_at: str | None = None
 
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None

@@ -36,3 +36,16 @@ def fetch_distinct(
         if len(kept) >= limit or len(matches) < fetch or fetch >= ceiling:
             return kept[:limit]
         fetch = min(fetch * 4, ceiling)
+
+
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(ranked: dict[str, list[str]], k: int = RRF_K) -> dict[str, tuple[float, list[str]]]:
+    """score(id) = sum over lists of 1 / (k + rank), rank from 1; with the lists each id came from."""
+    fused: dict[str, tuple[float, list[str]]] = {}
+    for source, ids in ranked.items():
+        for rank, item in enumerate(ids, start=1):
+            score, sources = fused.get(item, (0.0, []))
+            fused[item] = (score + 1.0 / (k + rank), [*sources, source])
+    return fused

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 
@@ -20,3 +21,23 @@ def turn_id(conversation_id: str, turn_index: int) -> str:
 def piece_id(record_id: str, content_hash: str, index: int) -> str:
     """A vector id: the record, the version of its content, and which piece of it."""
     return f"{record_id}::{content_hash[:12]}::{index}"
+
+
+ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
+
+
+def artifact_id(source_system: str, source_id: str | None, content_hash: str) -> str:
+    """``art_`` + 128 bits of SHA-256 (the spec's 32 bits collide with ~69% odds at 100,000)."""
+    if source_id is None:
+        return f"art_{content_hash[:32]}"
+    key = f"{source_system}\x1f{source_id}".encode()
+    return f"art_{hashlib.sha256(key).hexdigest()[:32]}"
+
+
+def chunk_id(artifact: str, index: int, content_hash: str) -> str:
+    return f"{artifact}::chunk::{index:03d}::{content_hash[:8]}"
+
+
+def artifact_of(record_id: str) -> str:
+    """The artifact a chunk or artifact id belongs to."""
+    return record_id.split("::", 1)[0]

@@ -132,3 +132,59 @@ class RequestContext:
 
     actor: str = "local"
     scopes: tuple[str, ...] = ()
+
+
+ARTIFACT_TYPES = ("email", "doc", "chat", "transcript", "note")
+SENSITIVITIES = ("normal", "sensitive", "highly_sensitive")
+VISIBILITY_SCOPES = ("me", "team", "org", "custom")
+RETENTION_POLICIES = ("forever", "1y", "until_resolved", "custom")
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactChunk:
+    """One chunk of an artifact: ``artifact content[start_char:end_char] == content``."""
+
+    id: str
+    artifact_id: str
+    index: int
+    start_char: int
+    end_char: int
+    content: str
+    token_count: int
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A document, email, chat or transcript kept as evidence; chunked when large."""
+
+    id: str
+    artifact_type: str
+    source_system: str
+    source_id: str | None
+    source_url: str | None
+    title: str | None
+    author: str | None
+    participants: tuple[str, ...]
+    ts: str
+    content_hash: str
+    token_count: int
+    is_chunked: bool
+    num_chunks: int
+    sensitivity: str
+    visibility_scope: str
+    retention_policy: str
+    ingested_at: str
+    chunker: str
+    chunker_version: str
+    profile: EmbeddingProfile
+    content: str | None = None  # the whole text when not chunked; chunks hold it otherwise
+
+    @property
+    def version(self) -> str:
+        """Vectors of this artifact carry this, so stale or half-written ones are recognisable."""
+        return self.content_hash[:12]
+
+    def privacy(self) -> dict[str, Any]:
+        return {"sensitivity": self.sensitivity, "visibility_scope": self.visibility_scope,
+                "retention_policy": self.retention_policy}

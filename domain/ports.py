@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from domain.model import (
+    Artifact,
+    ArtifactChunk,
     AuditEntry,
     Chunk,
     ChunkSpec,
@@ -73,6 +75,10 @@ class VectorIndex(Protocol):
 
     def delete_vectors(self, collection: str, vector_ids: Sequence[str]) -> None: ...
 
+    def delete_where(self, collection: str, where: Filter) -> None:
+        """Delete every vector whose metadata matches ``where`` (equality filters)."""
+        ...
+
     def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
         """The vector ids each record owns (records without vectors are left out)."""
         ...
@@ -112,6 +118,48 @@ class MetadataStore(Protocol):
 
     def turn_hashes(self) -> dict[str, str]:
         """Every turn id with its content hash."""
+        ...
+
+
+@runtime_checkable
+class ArtifactStore(Protocol):
+    """Artifacts and their chunks; a new version is written pending and made visible by commit."""
+
+    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
+        """Write a version as pending: invisible to every read until committed."""
+        ...
+
+    def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
+        """Make the pending version the visible one and drop the older one, atomically.
+
+        Returns the replaced version, if any.
+        """
+        ...
+
+    def discard_pending(self, artifact_id: str, version: str) -> None: ...
+
+    def pending_version(self, artifact_id: str) -> str | None: ...
+
+    def pending_versions(self) -> list[tuple[str, str]]: ...
+
+    def committed_versions(self) -> dict[str, str]: ...
+
+    def get_artifact(self, artifact_id: str) -> Artifact | None:
+        """The committed version (with its content when it is not chunked)."""
+        ...
+
+    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]: ...
+
+    def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]: ...
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]: ...
+
+    def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
+        """Committed chunks with ``first <= index <= last``, in order."""
+        ...
+
+    def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
+        """Delete every version; the number of chunks deleted, or None if there was no artifact."""
         ...
 
 

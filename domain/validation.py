@@ -92,3 +92,8 @@ def format_ts(moment: datetime) -> str:
 def _visible(text: str) -> bool:
     """Whether anything but whitespace, control and format characters (zero-width space...) is there."""
     return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf") for ch in text)
+
+
+def epoch(ts: str) -> float:
+    """Seconds since 1970 of a timestamp written by ``format_ts``."""
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()

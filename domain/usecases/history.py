@@ -12,7 +12,7 @@ from domain.locking import KeyedLock
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
-from domain.validation import parse_timestamp, require_choice, require_int, require_text
+from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"
 MAX_TURN_INDEX = 2**31 - 1  # a 32-bit INTEGER column in every SQL store
@@ -66,7 +66,7 @@ class AppendTurn:
             token_count=self.tokenizer.count(content), content_hash=digest,
             profile=self.embedder.profile,
         )
-        meta = {"conversation_id": conversation_id, "role": role, "turn_index": index}
+        meta = {"conversation_id": conversation_id, "role": role, "turn_index": index, "ts_epoch": epoch(turn.ts)}
         records = embed_pieces(self.embedder, turn.id, digest, self.split(content), meta)
         self.vectors.upsert(COLLECTION, records)
         status = "replaced" if existing else "appended"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from domain.errors import ConfigurationError
 from domain.model import EmbeddingProfile
-from domain.ports import MetadataStore, VectorIndex
+from domain.ports import ArtifactStore, MetadataStore, VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,7 @@ def describe(profile: EmbeddingProfile) -> str:
 class RepairReport:
     orphan_vectors_removed: int
     stale_vectors_removed: int
+    pending_artifacts_rolled_back: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,7 @@ class RepairStores:
 
     store: MetadataStore
     vectors: VectorIndex
+    artifacts: ArtifactStore | None = None
 
     def __call__(self) -> RepairReport:
         orphans = stale = 0
@@ -67,4 +69,23 @@ class RepairStores:
                 stale += 1
                 doomed.append(vid)
         self.vectors.delete_vectors("history", doomed)
-        return RepairReport(orphans, stale)
+        if self.artifacts is None:
+            return RepairReport(orphans, stale)
+        # An ingest interrupted before its commit is rolled back: its vectors, then its rows.
+        pending = self.artifacts.pending_versions()
+        for artifact_id, version in pending:
+            for collection in ("artifact", "chunk"):
+                self.vectors.delete_where(collection, {"artifact_id": artifact_id, "version": version})
+            self.artifacts.discard_pending(artifact_id, version)
+        # After a commit, only the committed version's vectors may remain.
+        current = self.artifacts.committed_versions()
+        for collection in ("artifact", "chunk"):
+            doomed = []
+            for vid, owner in self.vectors.all_vectors(collection).items():
+                version = current.get(owner.split("::", 1)[0])
+                if version is None or vid.rsplit("::", 2)[-2] != version:
+                    doomed.append(vid)
+                    orphans += version is None
+                    stale += version is not None
+            self.vectors.delete_vectors(collection, doomed)
+        return RepairReport(orphans, stale, len(pending))

@@ -12,7 +12,7 @@ from domain.ids import MEMORY_ID, new_memory_id
 from domain.model import MEMORY_TYPES, Chunk, Hit, Memory, RequestContext, VectorMatch
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
-from domain.validation import optional_text, require_choice, require_int, require_text, require_unit_float
+from domain.validation import epoch, optional_text, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"
 
@@ -48,7 +48,8 @@ class StoreMemory:
             token_count=self.tokenizer.count(content),
             profile=self.embedder.profile,
         )
-        meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or ""}
+        meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or "",
+                "ts_epoch": epoch(memory.ts)}
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, meta)
         self.vectors.upsert(COLLECTION, records)
         try:

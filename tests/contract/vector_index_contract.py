@@ -92,3 +92,9 @@ class VectorIndexContract:
         filled.delete_records("memory", [])
         filled.delete_vectors("memory", [])
         assert filled.count("memory") == 4
+
+    def test_delete_where_matches_metadata(self, filled: VectorIndex) -> None:
+        filled.delete_where("memory", {"type": "fact", "confidence": 0.9})
+        assert set(filled.all_vectors("memory").values()) == {"b", "c"}
+        filled.delete_where("memory", {"type": "nothing-has-this"})
+        assert filled.count("memory") == 2

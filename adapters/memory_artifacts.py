@@ -1,0 +1,77 @@
+"""In-memory fake of the ArtifactStore port (with the metadata store), for unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from adapters.memory import InMemoryMetadataStore
+from domain.errors import StorageError
+from domain.model import Artifact, ArtifactChunk, AuditEntry
+from domain.ports import ArtifactStore
+
+
+class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
+    """Versions keyed by (artifact id, version) with a status, like the SQL tables."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.versions: dict[tuple[str, str], tuple[str, Artifact, list[ArtifactChunk]]] = {}
+
+    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
+        self.versions[(artifact.id, artifact.version)] = ("pending", artifact, list(chunks))
+        self.audit.append(entry)
+
+    def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
+        found = self.versions.get((artifact_id, version))
+        if found is None or found[0] != "pending":
+            raise StorageError(f"Failed to store artifact: no pending version {version} of {artifact_id}")
+        old = self.committed_versions().get(artifact_id)
+        if old is not None and old != version:
+            del self.versions[(artifact_id, old)]
+        self.versions[(artifact_id, version)] = ("committed", found[1], found[2])
+        self.audit.append(entry)
+        return old
+
+    def discard_pending(self, artifact_id: str, version: str) -> None:
+        if self.versions.get((artifact_id, version), ("",))[0] == "pending":
+            del self.versions[(artifact_id, version)]
+
+    def pending_version(self, artifact_id: str) -> str | None:
+        return next((v for (a, v), (s, _, _) in self.versions.items() if a == artifact_id and s == "pending"), None)
+
+    def pending_versions(self) -> list[tuple[str, str]]:
+        return [key for key, (status, _, _) in self.versions.items() if status == "pending"]
+
+    def committed_versions(self) -> dict[str, str]:
+        return {a: v for (a, v), (status, _, _) in self.versions.items() if status == "committed"}
+
+    def get_artifact(self, artifact_id: str) -> Artifact | None:
+        return self.get_artifacts([artifact_id]).get(artifact_id)
+
+    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]:
+        current = self.committed_versions()
+        return {i: self.versions[(i, current[i])][1] for i in ids if i in current}
+
+    def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]:
+        return self.chunk_window(artifact_id, 0, 2**31 - 1)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
+        wanted = set(chunk_ids)
+        current = self.committed_versions()
+        return {c.id: c for a, v in current.items() for c in self.versions[(a, v)][2] if c.id in wanted}
+
+    def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
+        version = self.committed_versions().get(artifact_id)
+        if version is None:
+            return []
+        return [c for c in self.versions[(artifact_id, version)][2] if first <= c.index <= last]
+
+    def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
+        version = self.committed_versions().get(artifact_id)
+        if version is None:
+            return None
+        count = len(self.versions[(artifact_id, version)][2])
+        for key in [k for k in self.versions if k[0] == artifact_id]:
+            del self.versions[key]
+        self.audit.append(entry)
+        return count

@@ -1,0 +1,196 @@
+"""Artifacts and chunks in the SQL store: versions are written pending and made visible by one commit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, delete, insert, select, update,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from adapters.sqlalchemy_store import SqlMetadataStore, _epoch, _profile, _profile_columns, metadata
+from domain.errors import StorageError
+from domain.model import Artifact, ArtifactChunk, AuditEntry
+from domain.ports import ArtifactStore
+
+PENDING, COMMITTED = "pending", "committed"
+
+artifacts = Table(
+    "artifacts", metadata,
+    Column("artifact_id", String(40), primary_key=True),
+    Column("version", String(12), primary_key=True),
+    Column("status", String(10), nullable=False, index=True),
+    Column("artifact_type", String(16), nullable=False),
+    Column("source_system", String(100), nullable=False),
+    Column("source_id", String(500)),
+    Column("source_url", Text),
+    Column("title", Text),
+    Column("author", String(200)),
+    Column("participants", Text, nullable=False),
+    Column("ts", String(40), nullable=False),
+    Column("ts_epoch", Float, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("is_chunked", Boolean, nullable=False),
+    Column("num_chunks", Integer, nullable=False),
+    Column("sensitivity", String(20), nullable=False),
+    Column("visibility_scope", String(10), nullable=False),
+    Column("retention_policy", String(20), nullable=False),
+    Column("ingested_at", String(40), nullable=False),
+    Column("chunker", String(64), nullable=False),
+    Column("chunker_version", String(32), nullable=False),
+    Column("content", Text),
+    *_profile_columns(),
+)
+
+chunks = Table(
+    "artifact_chunks", metadata,
+    Column("artifact_id", String(40), primary_key=True),
+    Column("version", String(12), primary_key=True),
+    Column("chunk_index", Integer, primary_key=True),
+    Column("chunk_id", String(80), nullable=False),
+    Column("start_char", Integer, nullable=False),
+    Column("end_char", Integer, nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("content", Text, nullable=False),
+    Index("ix_artifact_chunks_chunk_id", "chunk_id"),
+)
+
+_committed_chunks = chunks.join(artifacts, and_(
+    chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version,
+    artifacts.c.status == COMMITTED))
+
+
+class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
+    """The metadata store plus artifacts: one engine, one transaction per change."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
+
+    def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
+        with self._write() as conn:
+            self._drop(conn, artifact.id, artifact.version, PENDING)
+            conn.execute(insert(artifacts).values(**_row(artifact), status=PENDING))
+            for start in range(0, len(parts), 2_000):
+                conn.execute(insert(chunks), [_chunk_row(c, artifact.version) for c in parts[start:start + 2_000]])
+            self._append(conn, entry)
+
+    def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
+        with self._write() as conn:
+            old = conn.execute(select(artifacts.c.version).where(
+                artifacts.c.artifact_id == artifact_id, artifacts.c.status == COMMITTED)).scalar()
+            if old is not None and old != version:
+                self._drop(conn, artifact_id, old, COMMITTED)
+            done = conn.execute(update(artifacts).where(
+                artifacts.c.artifact_id == artifact_id, artifacts.c.version == version,
+                artifacts.c.status == PENDING).values(status=COMMITTED)).rowcount
+            if not done:
+                raise StorageError(f"Failed to store artifact: no pending version {version} of {artifact_id}")
+            self._append(conn, entry)
+        return old
+
+    def discard_pending(self, artifact_id: str, version: str) -> None:
+        with self._write() as conn:
+            self._drop(conn, artifact_id, version, PENDING)
+
+    def pending_version(self, artifact_id: str) -> str | None:
+        with self._read() as conn:
+            return conn.execute(select(artifacts.c.version).where(
+                artifacts.c.artifact_id == artifact_id, artifacts.c.status == PENDING)).scalar()
+
+    def pending_versions(self) -> list[tuple[str, str]]:
+        with self._read() as conn:
+            return list(conn.execute(select(artifacts.c.artifact_id, artifacts.c.version)
+                                     .where(artifacts.c.status == PENDING)).tuples())
+
+    def committed_versions(self) -> dict[str, str]:
+        with self._read() as conn:
+            return dict(conn.execute(select(artifacts.c.artifact_id, artifacts.c.version)
+                                     .where(artifacts.c.status == COMMITTED)).tuples().all())
+
+    def get_artifact(self, artifact_id: str) -> Artifact | None:
+        return self.get_artifacts([artifact_id]).get(artifact_id)
+
+    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]:
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(select(artifacts).where(
+                artifacts.c.artifact_id.in_(list(ids)), artifacts.c.status == COMMITTED)).mappings().all()
+        return {row["artifact_id"]: _artifact(row) for row in rows}
+
+    def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]:
+        return self.chunk_window(artifact_id, 0, 2**31 - 1)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
+        if not chunk_ids:
+            return {}
+        query = select(chunks).select_from(_committed_chunks).where(chunks.c.chunk_id.in_(list(chunk_ids)))
+        with self._read() as conn:
+            return {row["chunk_id"]: _chunk(row) for row in conn.execute(query).mappings()}
+
+    def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
+        query = (select(chunks).select_from(_committed_chunks)
+                 .where(chunks.c.artifact_id == artifact_id, chunks.c.chunk_index.between(first, last))
+                 .order_by(chunks.c.chunk_index))
+        with self._read() as conn:
+            return [_chunk(row) for row in conn.execute(query).mappings()]
+
+    def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
+        with self._write() as conn:
+            row = conn.execute(select(artifacts.c.version, artifacts.c.num_chunks).where(
+                artifacts.c.artifact_id == artifact_id, artifacts.c.status == COMMITTED)).first()
+            if row is None:
+                return None
+            conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id))
+            conn.execute(delete(artifacts).where(artifacts.c.artifact_id == artifact_id))
+            self._append(conn, entry)
+        return int(row.num_chunks)
+
+    @staticmethod
+    def _drop(conn: Connection, artifact_id: str, version: str, status: str) -> None:
+        gone = conn.execute(delete(artifacts).where(
+            artifacts.c.artifact_id == artifact_id, artifacts.c.version == version,
+            artifacts.c.status == status)).rowcount
+        if gone:
+            conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version))
+
+
+def _row(a: Artifact) -> dict[str, Any]:
+    return {
+        "artifact_id": a.id, "version": a.version, "artifact_type": a.artifact_type,
+        "source_system": a.source_system, "source_id": a.source_id, "source_url": a.source_url, "title": a.title,
+        "author": a.author, "participants": json.dumps(list(a.participants)), "ts": a.ts, "ts_epoch": _epoch(a.ts),
+        "content_hash": a.content_hash, "token_count": a.token_count, "is_chunked": a.is_chunked,
+        "num_chunks": a.num_chunks, "sensitivity": a.sensitivity, "visibility_scope": a.visibility_scope,
+        "retention_policy": a.retention_policy, "ingested_at": a.ingested_at, "chunker": a.chunker,
+        "chunker_version": a.chunker_version, "content": a.content,
+        "embedding_provider": a.profile.provider, "embedding_model": a.profile.model,
+        "embedding_dimensions": a.profile.dimensions, "embedding_max_tokens": a.profile.max_tokens,
+    }
+
+
+def _chunk_row(c: ArtifactChunk, version: str) -> dict[str, Any]:
+    return {"artifact_id": c.artifact_id, "version": version, "chunk_index": c.index, "chunk_id": c.id,
+            "start_char": c.start_char, "end_char": c.end_char, "token_count": c.token_count,
+            "content_hash": c.content_hash, "content": c.content}
+
+
+def _artifact(row: Any) -> Artifact:
+    return Artifact(
+        id=row["artifact_id"], artifact_type=row["artifact_type"], source_system=row["source_system"],
+        source_id=row["source_id"], source_url=row["source_url"], title=row["title"], author=row["author"],
+        participants=tuple(json.loads(row["participants"])), ts=row["ts"], content_hash=row["content_hash"],
+        token_count=row["token_count"], is_chunked=bool(row["is_chunked"]), num_chunks=row["num_chunks"],
+        sensitivity=row["sensitivity"], visibility_scope=row["visibility_scope"],
+        retention_policy=row["retention_policy"], ingested_at=row["ingested_at"], chunker=row["chunker"],
+        chunker_version=row["chunker_version"], profile=_profile(row), content=row["content"])
+
+
+def _chunk(row: Any) -> ArtifactChunk:
+    return ArtifactChunk(row["chunk_id"], row["artifact_id"], row["chunk_index"], row["start_char"],
+                         row["end_char"], row["content"], row["token_count"], row["content_hash"])

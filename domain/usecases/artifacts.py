@@ -1,0 +1,267 @@
+"""Artifacts: idempotent ingestion with crash-safe writes, retrieval by id, cascading delete."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from domain.chunking import content_hash
+from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
+from domain.ids import ARTIFACT_ID, artifact_id, chunk_id
+from domain.locking import KeyedLock
+from domain.model import (
+    ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, ArtifactChunk, Chunk, ChunkSpec,
+    VectorRecord,
+)
+from domain.ports import ArtifactStore, Chunker, Embedder, Tokenizer, VectorIndex
+from domain.usecases.common import Clock, audit, embed_pieces, utc_now
+from domain.validation import epoch, optional_text, parse_timestamp, require_choice, require_text
+
+WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
+MAX_CONTENT = 10_000_000
+VECTOR_BATCH = 64
+_ARTIFACT_LOCKS = KeyedLock()
+
+Checkpoint = Callable[[str], None]  # fault injection for the crash test; a no-op in service
+
+
+def _no_checkpoint(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRequest:
+    artifact_type: str
+    source_system: str
+    content: str
+    source_id: str | None = None
+    source_url: str | None = None
+    title: str | None = None
+    author: str | None = None
+    participants: Sequence[str] | None = None
+    ts: str | None = None
+    sensitivity: str = "normal"
+    visibility_scope: str = "me"
+    retention_policy: str = "forever"
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    artifact: Artifact
+    chunks: list[ArtifactChunk]
+    status: str  # "ingested", "replaced" or "unchanged"
+
+    @property
+    def stored_ids(self) -> list[str]:
+        return [self.artifact.id, *(c.id for c in self.chunks)]
+
+
+def validate(request: IngestRequest) -> dict[str, Any]:
+    """Every field checked before anything is computed; the spec's messages."""
+    if request.content is not None and isinstance(request.content, str) and len(request.content) > MAX_CONTENT:
+        raise ValidationError("content", "Content exceeds maximum size of 10MB")
+    participants = request.participants
+    if participants is not None:
+        if not isinstance(participants, (list, tuple)) or not all(isinstance(p, str) for p in participants):
+            raise ValidationError("participants", "participants must be a list of strings")
+        if len(participants) > 100:
+            raise ValidationError("participants", f"participants allows at most 100 items (got {len(participants)})")
+        participants = [require_text("participants", p, 200) for p in participants]
+    url = optional_text("source_url", request.source_url, 2000)
+    if url is not None and "://" not in url and not url.startswith(("mailto:", "message-id:", "urn:")):
+        raise ValidationError("source_url", f"Invalid source_url: {url!r} is not a URL")
+    return {
+        "artifact_type": require_choice("artifact_type", request.artifact_type, ARTIFACT_TYPES),
+        "source_system": require_text("source_system", request.source_system, 100),
+        "content": require_text("content", request.content, MAX_CONTENT),
+        "source_id": optional_text("source_id", request.source_id, 500),
+        "source_url": url,
+        "title": optional_text("title", request.title, 500),
+        "author": optional_text("author", request.author, 200),
+        "participants": tuple(participants or ()),
+        "ts": parse_timestamp("ts", request.ts) if request.ts is not None else None,
+        "sensitivity": require_choice("sensitivity", request.sensitivity, SENSITIVITIES),
+        "visibility_scope": require_choice("visibility_scope", request.visibility_scope, VISIBILITY_SCOPES),
+        "retention_policy": require_choice("retention_policy", request.retention_policy, RETENTION_POLICIES),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class IngestArtifact:
+    """Embed everything, write the version pending, index its vectors, then commit it.
+
+    Until the commit no read sees the new version; after it no read sees the old one. A crash at
+    any point leaves a pending version (rolled back at the next start) or a committed one whose
+    leftovers (the old version's vectors) are swept at the next start.
+    """
+
+    embedder: Embedder
+    vectors: VectorIndex
+    store: ArtifactStore
+    chunker: Chunker
+    tokenizer: Tokenizer
+    spec: ChunkSpec
+    split: Callable[[str], list[Chunk]]
+    clock: Clock = utc_now
+    checkpoint: Checkpoint = _no_checkpoint
+
+    def __call__(self, request: IngestRequest) -> IngestResult:
+        fields = validate(request)
+        content: str = fields.pop("content")
+        digest = content_hash(content)
+        art_id = artifact_id(fields["source_system"], fields["source_id"], digest)
+        with _ARTIFACT_LOCKS.hold(art_id):
+            existing = self.store.get_artifact(art_id)
+            if existing is not None and existing.content_hash == digest:
+                return IngestResult(existing, self.store.chunks_of(art_id), "unchanged")
+            pending = self.store.pending_version(art_id)
+            if pending is not None and pending != digest[:12]:
+                raise ValidationError("source_id", f"Artifact {art_id} (source_id {fields['source_id']!r}) is being "
+                                                   "ingested concurrently with different content; retry when it is done")
+            return self._write(art_id, content, digest, fields, existing)
+
+    def _write(self, art_id: str, content: str, digest: str, fields: dict[str, Any],
+               existing: Artifact | None) -> IngestResult:
+        now = self.clock()
+        token_count = self.tokenizer.count(content)
+        pieces = ([] if token_count <= self.spec.single_piece_max_tokens
+                  else self.chunker.chunk(content, self.spec, self.tokenizer))
+        chunks = [ArtifactChunk(chunk_id(art_id, c.index, c.content_hash), art_id, c.index, c.start_char, c.end_char,
+                                c.content, c.token_count, c.content_hash) for c in pieces]
+        artifact = Artifact(
+            id=art_id, ts=fields.pop("ts") or now, content_hash=digest, token_count=token_count,
+            is_chunked=bool(chunks), num_chunks=len(chunks), ingested_at=now, chunker=self.chunker.name,
+            chunker_version=self.chunker.version, profile=self.embedder.profile,
+            content=None if chunks else content, **fields,
+        )
+        records = self._embed(artifact, content, chunks)
+        self.checkpoint("embedded")
+        status = "replaced" if existing else "ingested"
+        self.store.begin_artifact(artifact, chunks, audit("ingest_begin", "artifact", [art_id], now,
+                                                          version=artifact.version, chunks=len(chunks)))
+        self.checkpoint("pending_written")
+        collection = CHUNKS if chunks else WHOLE
+        try:
+            for start in range(0, len(records), VECTOR_BATCH):
+                self.vectors.upsert(collection, records[start:start + VECTOR_BATCH])
+                self.checkpoint(f"vectors_{start // VECTOR_BATCH}")
+            old = self.store.commit_artifact(art_id, artifact.version, audit(
+                status, "artifact", [art_id], self.clock(), version=artifact.version, chunks=len(chunks)))
+        except Exception:
+            self._roll_back(art_id, artifact.version)
+            raise
+        self.checkpoint("committed")
+        if old is not None and old != artifact.version:
+            try:
+                for name in (WHOLE, CHUNKS):
+                    self.vectors.delete_where(name, {"artifact_id": art_id, "version": old})
+            except StorageError:
+                pass  # the old version's vectors are never returned and are swept at the next start
+        self.checkpoint("old_vectors_deleted")
+        return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)
+
+    def _embed(self, artifact: Artifact, content: str, chunks: list[ArtifactChunk]) -> list[VectorRecord]:
+        meta = {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
+                "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
+                "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
+        targets = [(artifact.id, content, -1)] if not chunks else [(c.id, c.content, c.index) for c in chunks]
+        records: list[VectorRecord] = []
+        done = 0
+        try:
+            for record_id, text, index in targets:
+                records += embed_pieces(self.embedder, record_id, artifact.content_hash, self.split(text),
+                                        {**meta, "chunk_index": index})
+                done += 1
+        except MemtroveError as exc:
+            failed = len(targets) - done
+            raise EmbeddingError(
+                f"Failed to ingest artifact: embedding generation failed for {failed} "
+                f"{'chunk' if failed == 1 else 'chunks'}. No data was written. Error: {exc.message}") from exc
+        return records
+
+    def _roll_back(self, art_id: str, version: str) -> None:
+        try:
+            for name in (WHOLE, CHUNKS):
+                self.vectors.delete_where(name, {"artifact_id": art_id, "version": version})
+            self.store.discard_pending(art_id, version)
+        except StorageError:
+            pass  # left pending: the next start rolls it back
+
+
+
+
+def check_artifact_id(value: object) -> str:
+    if value is None:
+        raise ValidationError("artifact_id", "Missing required field: artifact_id")
+    if not isinstance(value, str) or not value.startswith("art_"):
+        raise ValidationError("artifact_id", "Invalid artifact_id: must start with 'art_'")
+    if not ARTIFACT_ID.match(value):
+        raise ValidationError("artifact_id", "Invalid artifact_id: expected 'art_' followed by 32 hex characters")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactView:
+    artifact: Artifact
+    content: str | None
+    chunks: list[ArtifactChunk] | None
+
+
+@dataclass(frozen=True, slots=True)
+class GetArtifact:
+    """Metadata, and on request the exact original content and the chunk list."""
+
+    store: ArtifactStore
+
+    def __call__(self, artifact_id: object, include_content: bool = False, include_chunks: bool = False) -> ArtifactView:
+        art_id = check_artifact_id(artifact_id)
+        for name, flag in (("include_content", include_content), ("include_chunks", include_chunks)):
+            if not isinstance(flag, bool):
+                raise ValidationError(name, f"{name} must be true or false")
+        artifact = self.store.get_artifact(art_id)
+        if artifact is None:
+            raise NotFoundError(f"Artifact {art_id} not found")
+        chunks = self.store.chunks_of(art_id) if artifact.is_chunked and (include_content or include_chunks) else []
+        content = None
+        if include_content:
+            content = reconstruct(chunks) if artifact.is_chunked else artifact.content
+            if content is None or content_hash(content) != artifact.content_hash:
+                raise StorageError(f"Artifact {art_id} could not be reconstructed exactly (content hash differs)")
+        return ArtifactView(artifact, content, chunks if include_chunks else None)
+
+
+def reconstruct(chunks: Sequence[ArtifactChunk]) -> str:
+    """The original text from chunk offsets: each chunk adds what lies past the previous one's end."""
+    parts: list[str] = []
+    end = 0
+    for chunk in sorted(chunks, key=lambda c: c.index):
+        if chunk.start_char > end:
+            raise StorageError(f"Chunk {chunk.id} leaves a gap at character {end}")
+        parts.append(chunk.content[end - chunk.start_char:])
+        end = max(end, chunk.end_char)
+    return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteArtifact:
+    """Delete the rows (the commit point), then the vectors of every version."""
+
+    vectors: VectorIndex
+    store: ArtifactStore
+    clock: Clock = utc_now
+
+    def __call__(self, artifact_id: object) -> int:
+        art_id = check_artifact_id(artifact_id)
+        with _ARTIFACT_LOCKS.hold(art_id):
+            deleted = self.store.delete_artifact(art_id, audit("delete", "artifact", [art_id], self.clock()))
+            if deleted is None:
+                raise NotFoundError(f"Artifact {art_id} not found")
+            try:
+                for name in (WHOLE, CHUNKS):
+                    self.vectors.delete_where(name, {"artifact_id": art_id})
+            except StorageError:
+                pass  # rows are gone, so these vectors are never returned; swept at the next start
+        return deleted
+
+

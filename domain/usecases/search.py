@@ -1,0 +1,277 @@
+"""Search over artifacts, chunks, memories and history: per-collection ranking, RRF fusion, provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.errors import ValidationError
+from domain.fusion import best_per_record, reciprocal_rank_fusion
+from domain.ids import artifact_of
+from domain.model import (
+    ARTIFACT_TYPES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, Hit, RequestContext, Vector, VectorMatch,
+)
+from domain.ports import ArtifactStore, Embedder, Filter, MetadataStore, PrivacyPolicy, VectorIndex
+from domain.usecases.artifacts import CHUNKS, WHOLE
+from domain.usecases.common import apply_policies
+from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
+
+BOUNDARY = "[CHUNK BOUNDARY]"
+SNIPPET = 300
+FILTER_FIELDS = ("artifact_type", "source_system", "sensitivity", "visibility_scope", "time_range_start",
+                 "time_range_end", "conversation_id")
+ARTIFACT_ONLY = ("artifact_type", "source_system", "sensitivity", "visibility_scope")
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Validated filters; each collection receives the part it can honour inside its index."""
+
+    equal: dict[str, str] = field(default_factory=dict)
+    since: float | None = None
+    until: float | None = None
+
+    def where(self, collection: str) -> Filter | None:
+        """The index filter for a collection, or None when a filter excludes the whole collection."""
+        clause: dict[str, Any] = {}
+        for name, value in self.equal.items():
+            applies = (name in ARTIFACT_ONLY and collection in (WHOLE, CHUNKS)) or (
+                name == "conversation_id" and collection in ("memory", "history"))
+            if not applies:
+                return None
+            clause[name] = value
+        if self.since is not None or self.until is not None:
+            bounds = {op: v for op, v in (("$gte", self.since), ("$lte", self.until)) if v is not None}
+            clause["ts_epoch"] = bounds
+        return clause
+
+
+def parse_filters(raw: object, **named: object) -> Filters:
+    """Filters from a dict (hybrid_search) and/or named arguments (artifact_search)."""
+    if raw is not None and not isinstance(raw, dict):
+        raise ValidationError("filters", "Invalid filter: filters must be an object")
+    values = {**(raw or {}), **{k: v for k, v in named.items() if v is not None}}
+    unknown = sorted(set(values) - set(FILTER_FIELDS))
+    if unknown:
+        raise ValidationError("filters", f"Invalid filter: unknown field {unknown[0]!r}; allowed: {', '.join(FILTER_FIELDS)}")
+    equal: dict[str, str] = {}
+    choices = {"artifact_type": ARTIFACT_TYPES, "sensitivity": SENSITIVITIES, "visibility_scope": VISIBILITY_SCOPES}
+    for name in ("artifact_type", "sensitivity", "visibility_scope"):
+        if values.get(name) is not None:
+            equal[name] = require_choice(name, values[name], choices[name])
+    for name, limit in (("source_system", 100), ("conversation_id", 100)):
+        if values.get(name) is not None:
+            equal[name] = require_text(name, values[name], limit)
+    since = epoch(parse_timestamp("time_range_start", values["time_range_start"])) \
+        if values.get("time_range_start") is not None else None
+    until = epoch(parse_timestamp("time_range_end", values["time_range_end"])) \
+        if values.get("time_range_end") is not None else None
+    if since is not None and until is not None and since > until:
+        raise ValidationError("time_range_start", "Invalid filter: time_range_start is after time_range_end")
+    return Filters(equal, since, until)
+
+
+
+
+def check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(name, f"{name} must be true or false")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Ranker:
+    """One collection's ranked, distinct, current and permitted hits for a query vector."""
+
+    vectors: VectorIndex
+    store: MetadataStore
+    artifacts: ArtifactStore
+    policies: Sequence[PrivacyPolicy]
+
+    def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext
+             ) -> tuple[list[Hit], bool]:
+        """Hits best first, and whether the index may hold more than was fetched."""
+        raw = self.vectors.query(collection, vector, fetch, where or None)
+        hits = apply_policies(self.policies, self._hydrate(collection, best_per_record(raw)), context)
+        return hits, len(raw) >= fetch
+
+    def _hydrate(self, collection: str, matches: list[VectorMatch]) -> list[Hit]:
+        ids = [m.record_id for m in matches]
+        version = {m.record_id: m.id.rsplit("::", 2)[-2] for m in matches}
+        if collection == "memory":
+            rows = self.store.get_memories(ids)
+            return [memory_hit(rows[m.record_id], m.score) for m in matches if m.record_id in rows]
+        if collection == "history":
+            turns = self.store.get_turns(ids)
+            return [turn_hit(turns[m.record_id], m.score) for m in matches
+                    if m.record_id in turns and turns[m.record_id].content_hash[:12] == version[m.record_id]]
+        owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
+        if collection == WHOLE:
+            return [artifact_hit(owners[m.record_id], m.score) for m in matches
+                    if m.record_id in owners and owners[m.record_id].version == version[m.record_id]]
+        chunks = self.artifacts.get_chunks(ids)
+        hits = []
+        for m in matches:
+            chunk, owner = chunks.get(m.record_id), owners.get(artifact_of(m.record_id))
+            if chunk and owner and owner.version == version[m.record_id]:
+                hits.append(chunk_hit(owner, chunk.id, chunk.index, chunk.content, m.score))
+        return hits
+
+
+def provenance(artifact: Artifact) -> dict[str, Any]:
+    return {"source_system": artifact.source_system, "source_id": artifact.source_id,
+            "source_url": artifact.source_url, "title": artifact.title, "ts": artifact.ts,
+            **artifact.profile.as_metadata()}
+
+
+def artifact_hit(artifact: Artifact, score: float) -> Hit:
+    content = artifact.content or ""
+    return Hit(artifact.id, "artifact", score, content, {
+        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "snippet": content[:SNIPPET],
+        "provenance": provenance(artifact), **artifact.privacy()})
+
+
+def chunk_hit(artifact: Artifact, chunk_id: str, index: int, content: str, score: float) -> Hit:
+    return Hit(chunk_id, "chunk", score, content, {
+        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": index,
+        "snippet": content[:SNIPPET], "provenance": provenance(artifact), **artifact.privacy()})
+
+
+def memory_hit(memory: Any, score: float) -> Hit:
+    from domain.usecases.memories import memory_hit as hit
+
+    return hit(memory, score)
+
+
+def turn_hit(turn: Any, score: float) -> Hit:
+    return Hit(turn.id, "history", score, turn.content, {
+        "conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
+        "snippet": turn.content[:SNIPPET], "provenance": {"conversation_id": turn.conversation_id, "ts": turn.ts,
+                                                           **turn.profile.as_metadata()}})
+
+
+def best_per_artifact(hits: Sequence[Hit]) -> list[Hit]:
+    """One hit per artifact (its best chunk, or the whole artifact), other hits as they are; order kept."""
+    seen: set[str] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        key = hit.fields.get("artifact_id") if hit.type in ("artifact", "chunk") else None
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(hit)
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    limit: int = 5
+    filters: dict[str, Any] | None = None
+    include_memory: bool = False
+    include_history: bool = False
+    expand_neighbors: bool = False
+    context: RequestContext = field(default_factory=RequestContext)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    hits: list[Hit]
+    searched: list[str]
+
+
+def _fetch_rounds(limit: int) -> list[int]:
+    return [limit * 3, limit * 12, limit * 48, 10_000]
+
+
+@dataclass(frozen=True, slots=True)
+class HybridSearch:
+    """RRF (k = 60) across collections; de-duplicated by artifact before cutting to ``limit``."""
+
+    embedder: Embedder
+    ranker: Ranker
+    artifacts: ArtifactStore
+
+    def __call__(self, request: SearchRequest) -> SearchOutcome:
+        query = require_text("query", request.query, 500, label="Query")
+        limit = require_int("limit", request.limit, 1, 50)
+        filters = parse_filters(request.filters)
+        collections = [WHOLE, CHUNKS]
+        if check_flag("include_memory", request.include_memory):
+            collections.append("memory")
+        if check_flag("include_history", request.include_history):
+            collections.append("history")
+        expand = check_flag("expand_neighbors", request.expand_neighbors)
+        vector = self.embedder.embed_query(query)
+        searched = [c for c in collections if filters.where(c) is not None]
+        for fetch in _fetch_rounds(limit):
+            ranked: dict[str, list[Hit]] = {}
+            more = False
+            for collection in searched:
+                hits, full = self.ranker.rank(collection, vector, fetch, filters.where(collection) or {},
+                                              request.context)
+                ranked[collection] = hits
+                more = more or full
+            fused = fuse(ranked)
+            if len(fused) >= limit or not more:
+                break
+        top = fused[:limit]
+        return SearchOutcome([expand_hit(self.artifacts, h) for h in top] if expand else top, searched)
+
+
+def fuse(ranked: dict[str, list[Hit]]) -> list[Hit]:
+    """RRF over the collections' rankings, then one hit per artifact (chunks preferred, best first)."""
+    by_id = {hit.id: hit for hits in ranked.values() for hit in hits}
+    fused = reciprocal_rank_fusion({name: [h.id for h in hits] for name, hits in ranked.items()})
+    order = sorted(fused, key=lambda i: (-fused[i][0], i))
+    hits = [Hit(i, by_id[i].type, round(fused[i][0], 6), by_id[i].content,
+                {**by_id[i].fields, "collections": fused[i][1], "similarity": round(by_id[i].score, 6)})
+            for i in order]
+    return best_per_artifact(hits)
+
+
+def expand_hit(artifacts: ArtifactStore, hit: Hit) -> Hit:
+    """A chunk with its neighbours (index ±1), joined by [CHUNK BOUNDARY] markers."""
+    if hit.type != "chunk":
+        return hit
+    index = int(hit.fields["chunk_index"])
+    window = artifacts.chunk_window(hit.fields["artifact_id"], index - 1, index + 1)
+    parts: list[str] = []
+    for chunk in window:
+        if parts:
+            parts.append(BOUNDARY)
+        parts.append(hit.content if chunk.index == index else chunk.content)
+    return Hit(hit.id, hit.type, hit.score, "\n".join(parts) if parts else hit.content,
+               {**hit.fields, "expanded": True, "neighbors": [c.id for c in window if c.index != index]})
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactSearch:
+    """Semantic search over whole artifacts and chunks, one result per artifact (best chunk wins)."""
+
+    embedder: Embedder
+    ranker: Ranker
+    artifacts: ArtifactStore
+
+    def __call__(self, query: object, limit: object = 5, expand_neighbors: object = False,
+                 context: RequestContext | None = None, **filters: object) -> list[Hit]:
+        text = require_text("query", query, 500, label="Query")
+        count = require_int("limit", limit, 1, 50)
+        parsed = parse_filters(None, **filters)
+        expand = check_flag("expand_neighbors", expand_neighbors)
+        vector = self.embedder.embed_query(text)
+        for fetch in _fetch_rounds(count):
+            hits: list[Hit] = []
+            more = False
+            for collection in (WHOLE, CHUNKS):
+                got, full = self.ranker.rank(collection, vector, fetch, parsed.where(collection) or {},
+                                             context or RequestContext())
+                hits += got
+                more = more or full
+            distinct = best_per_artifact(sorted(hits, key=lambda h: -h.score))
+            if len(distinct) >= count or not more:
+                break
+        top = [Hit(h.id, h.type, round(h.score, 6), h.content, h.fields) for h in distinct[:count]]
+        return [expand_hit(self.artifacts, h) for h in top] if expand else top

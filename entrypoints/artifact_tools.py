@@ -1,0 +1,164 @@
+"""MCP tools for artifacts and hybrid search: validate, call one use case, render."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Hit
+from domain.usecases.artifacts import IngestRequest
+from domain.usecases.search import SearchRequest
+from entrypoints import render
+from entrypoints.runtime import Runtime
+
+Register = Callable[..., Callable[[Callable[..., Any]], Any]]
+RunTool = Callable[..., CallToolResult]
+
+
+def _enum(values: tuple[str, ...], nullable: bool = False) -> dict[str, Any]:
+    return {"enum": [*values, None] if nullable else list(values)}
+
+
+def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
+                            read_only: ToolAnnotations) -> None:
+    uc = runtime.app.use_cases
+
+    @tool("Ingest a document, email, chat or transcript: chunked, embedded and indexed with provenance. "
+          "Re-ingesting the same source with the same content changes nothing; new content replaces it.")
+    def artifact_ingest(
+        artifact_type: Annotated[str, Field(description="email, doc, chat, transcript or note",
+                                            json_schema_extra=_enum(ARTIFACT_TYPES))],
+        source_system: Annotated[str, Field(description="Origin system (gmail, slack, drive, manual...), 1-100 chars")],
+        content: Annotated[str, Field(description="Full text, up to 10 MB")],
+        source_id: Annotated[str | None, Field(description="Unique ID in the source system, 1-500 chars")] = None,
+        source_url: Annotated[str | None, Field(description="Link to the original")] = None,
+        title: Annotated[str | None, Field(description="Subject or title, 1-500 chars")] = None,
+        author: Annotated[str | None, Field(description="Primary author, 1-200 chars")] = None,
+        participants: Annotated[list[str] | None, Field(description="All participants, at most 100")] = None,
+        ts: Annotated[str | None, Field(description="When it happened, ISO-8601 (default: now)")] = None,
+        sensitivity: Annotated[str, Field(description="normal, sensitive or highly_sensitive",
+                                          json_schema_extra=_enum(SENSITIVITIES))] = "normal",
+        visibility_scope: Annotated[str, Field(description="me, team, org or custom",
+                                               json_schema_extra=_enum(VISIBILITY_SCOPES))] = "me",
+        retention_policy: Annotated[str, Field(description="forever, 1y, until_resolved or custom",
+                                               json_schema_extra=_enum(RETENTION_POLICIES))] = "forever",
+    ) -> CallToolResult:
+        def act() -> CallToolResult:
+            result = uc.ingest_artifact()(IngestRequest(
+                artifact_type, source_system, content, source_id, source_url, title, author, participants, ts,
+                sensitivity, visibility_scope, retention_policy))
+            a = result.artifact
+            body = {"artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked,
+                    "num_chunks": a.num_chunks, "token_count": a.token_count, "content_hash": a.content_hash,
+                    "stored_ids": result.stored_ids, **a.profile.as_metadata()}
+            verb = {"ingested": "Ingested", "replaced": "Replaced", "unchanged": "Unchanged (same content)"}
+            chunked = f"{a.num_chunks} chunks" if a.is_chunked else "stored whole"
+            return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}")
+        return run_tool(runtime, "artifact_ingest", act)
+
+    @tool("Semantic search over artifacts at passage level; one result per artifact (its best chunk).", read_only)
+    def artifact_search(
+        query: Annotated[str, Field(description="Search query, 1-500 characters")],
+        limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
+        artifact_type: Annotated[str | None, Field(description="Filter by type",
+                                                   json_schema_extra=_enum(ARTIFACT_TYPES, True))] = None,
+        source_system: Annotated[str | None, Field(description="Filter by source system")] = None,
+        sensitivity: Annotated[str | None, Field(description="Filter by sensitivity",
+                                                 json_schema_extra=_enum(SENSITIVITIES, True))] = None,
+        visibility_scope: Annotated[str | None, Field(description="Filter by visibility",
+                                                      json_schema_extra=_enum(VISIBILITY_SCOPES, True))] = None,
+        time_range_start: Annotated[str | None, Field(description="Only artifacts at or after this ISO-8601 time")] = None,
+        time_range_end: Annotated[str | None, Field(description="Only artifacts at or before this ISO-8601 time")] = None,
+        expand_neighbors: Annotated[bool, Field(description="Include the chunks before and after")] = False,
+    ) -> CallToolResult:
+        def act() -> CallToolResult:
+            hits = uc.artifact_search()(query, limit, expand_neighbors, artifact_type=artifact_type,
+                                        source_system=source_system, sensitivity=sensitivity,
+                                        visibility_scope=visibility_scope, time_range_start=time_range_start,
+                                        time_range_end=time_range_end)
+            return render.ok({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]},
+                             render_results(hits, None))
+        return run_tool(runtime, "artifact_search", act)
+
+    @tool("Get an artifact's metadata, and on request its exact content and chunk list.", read_only)
+    def artifact_get(
+        artifact_id: Annotated[str, Field(description="Artifact ID, starts with 'art_'")],
+        include_content: Annotated[bool, Field(description="Return the full original content")] = False,
+        include_chunks: Annotated[bool, Field(description="Return the chunk list")] = False,
+    ) -> CallToolResult:
+        def act() -> CallToolResult:
+            view = uc.get_artifact()(artifact_id, include_content, include_chunks)
+            a = view.artifact
+            meta = {"artifact_type": a.artifact_type, "source_system": a.source_system, "source_id": a.source_id,
+                    "source_url": a.source_url, "title": a.title, "author": a.author,
+                    "participants": list(a.participants), "ts": a.ts, "content_hash": a.content_hash,
+                    "token_count": a.token_count, "is_chunked": a.is_chunked, "num_chunks": a.num_chunks,
+                    "ingested_at": a.ingested_at, "chunker": a.chunker, "chunker_version": a.chunker_version,
+                    **a.privacy(), **a.profile.as_metadata()}
+            body: dict[str, Any] = {"artifact_id": a.id, "metadata": meta}
+            if view.content is not None:
+                body["content"] = view.content
+            if view.chunks is not None:
+                body["chunks"] = [{"chunk_id": c.id, "chunk_index": c.index, "start_char": c.start_char,
+                                   "end_char": c.end_char, "token_count": c.token_count,
+                                   "content_hash": c.content_hash} for c in view.chunks]
+            text = f"Artifact {a.id} ({a.artifact_type} from {a.source_system}): {a.title or 'untitled'}, " \
+                   f"{a.token_count} tokens, {a.num_chunks if a.is_chunked else 'not'} chunked"
+            if view.content is not None:
+                text += "\n\n" + view.content
+            return render.ok(body, text)
+        return run_tool(runtime, "artifact_get", act, ready=False)
+
+    @tool("Delete an artifact with all its chunks and vectors.",
+          ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False))
+    def artifact_delete(
+        artifact_id: Annotated[str, Field(description="Artifact ID, starts with 'art_'")],
+    ) -> CallToolResult:
+        def act() -> CallToolResult:
+            count = uc.delete_artifact()(artifact_id)
+            return render.ok({"artifact_id": artifact_id, "deleted": True, "chunks_deleted": count},
+                             f"Deleted artifact {artifact_id} and {count} chunks")
+        return run_tool(runtime, "artifact_delete", act)
+
+    @tool("Search artifacts and chunks (and on request memories and history) at once, fused by reciprocal "
+          "rank fusion; one result per artifact, with provenance.", read_only)
+    def hybrid_search(
+        query: Annotated[str, Field(description="Search query, 1-500 characters")],
+        limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
+        include_memory: Annotated[bool, Field(description="Also search memories")] = False,
+        include_history: Annotated[bool, Field(description="Also search conversation history")] = False,
+        expand_neighbors: Annotated[bool, Field(description="Include the chunks before and after")] = False,
+        filters: Annotated[dict[str, Any] | None, Field(
+            description="Optional: artifact_type, source_system, sensitivity, visibility_scope, "
+                        "time_range_start, time_range_end, conversation_id")] = None,
+    ) -> CallToolResult:
+        def act() -> CallToolResult:
+            outcome = uc.hybrid_search()(SearchRequest(query, limit, filters, include_memory, include_history,
+                                                       expand_neighbors))
+            hits = outcome.hits
+            return render.ok({"query": query, "count": len(hits), "searched": outcome.searched,
+                              "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched))
+        return run_tool(runtime, "hybrid_search", act)
+
+
+def render_results(hits: list[Hit], searched: list[str] | None) -> str:
+    head = f"Found {len(hits)} results" + (f" (searched: {', '.join(searched)})" if searched else "") + ":"
+    blocks = [head]
+    for rank, h in enumerate(hits, start=1):
+        label = "RRF score" if searched is not None else "score"
+        source = f" (from: {', '.join(h.fields['collections'])})" if "collections" in h.fields else ""
+        lines = [f"[{rank}] {label}: {h.score:.4f}{source}", f"Type: {h.type} | ID: {h.id}"]
+        prov = h.fields.get("provenance") or {}
+        if prov.get("title"):
+            lines.append(f"Title: {prov['title']}")
+        if h.type in ("artifact", "chunk"):
+            lines.append(f"Source: {prov.get('source_system')} | Sensitivity: {h.fields.get('sensitivity')}")
+        body = h.content if h.fields.get("expanded") else render.preview(h.content, 240)
+        lines.append(("Content with neighbors:\n" if h.fields.get("expanded") else "Snippet: ") + body)
+        if prov.get("source_url"):
+            lines.append(f"Evidence: {prov['source_url']}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
