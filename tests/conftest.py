@@ -30,3 +30,20 @@ def world() -> FakeWorld:
     split = PieceSplitter(embedder, TokenWindowChunker(), tokenizer, ChunkSpec(30, 5, 30))
     return FakeWorld(embedder, InMemoryVectorIndex(embedder.profile), InMemoryMetadataStore(), tokenizer,
                      split, [AllowAllPolicy()])
+
+
+@dataclass
+class ArtifactWorld(FakeWorld):
+    artifacts: object = None
+
+
+@pytest.fixture
+def aworld() -> ArtifactWorld:
+    from adapters.memory_artifacts import InMemoryArtifactStore
+
+    embedder = HashEmbedder(dimensions=64, max_tokens=40)
+    tokenizer = WordTokenizer()
+    split = PieceSplitter(embedder, TokenWindowChunker(), tokenizer, ChunkSpec(30, 5, 30))
+    store = InMemoryArtifactStore()
+    return ArtifactWorld(embedder, InMemoryVectorIndex(embedder.profile), store, tokenizer, split,
+                         [AllowAllPolicy()], store)

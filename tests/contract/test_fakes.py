@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.memory import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
+from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.embedder_contract import EmbedderContract
 from tests.contract.metadata_store_contract import MetadataStoreContract
 from tests.contract.tokenizer_contract import TokenizerContract
@@ -33,3 +34,11 @@ class TestWordTokenizer(TokenizerContract):
     @pytest.fixture(scope="class")
     def tokenizer(self) -> WordTokenizer:
         return WordTokenizer()
+
+
+class TestInMemoryArtifactStore(ArtifactStoreContract):
+    @pytest.fixture
+    def store(self):
+        from adapters.memory_artifacts import InMemoryArtifactStore
+
+        return InMemoryArtifactStore()

@@ -10,6 +10,7 @@ from adapters.chroma import ChromaVectorIndex
 from adapters.embedders.local import OnnxMiniLMEmbedder
 from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
 from adapters.tokenizers import TiktokenTokenizer
+from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.embedder_contract import EmbedderContract
 from tests.contract.metadata_store_contract import MetadataStoreContract
 from tests.contract.tokenizer_contract import TokenizerContract
@@ -43,3 +44,13 @@ class TestOnnxMiniLMEmbedder(EmbedderContract):
     @pytest.fixture
     def make_embedder(self):
         return lambda: _LOCAL
+
+
+class TestSqliteArtifactStore(ArtifactStoreContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path):
+        from adapters.sqlalchemy_artifacts import SqlArtifactStore
+
+        store = SqlArtifactStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
+        yield store
+        store.close()
