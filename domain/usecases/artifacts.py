@@ -8,19 +8,20 @@ from typing import Any
 
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
-from domain.ids import ARTIFACT_ID, artifact_id, chunk_id
+from domain.ids import ARTIFACT_ID, artifact_id, chunk_id, piece_id
 from domain.locking import KeyedLock
 from domain.model import (
     ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, ArtifactChunk, Chunk, ChunkSpec,
     VectorRecord,
 )
 from domain.ports import ArtifactStore, Chunker, Embedder, Tokenizer, VectorIndex
-from domain.usecases.common import Clock, audit, embed_pieces, utc_now
+from domain.usecases.common import Clock, audit, utc_now
 from domain.validation import epoch, optional_text, parse_timestamp, require_choice, require_text
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
 MAX_CONTENT = 10_000_000
 VECTOR_BATCH = 64
+EMBED_BATCH = 128  # pieces per embedder call: large enough to batch well, small enough to bound memory
 _ARTIFACT_LOCKS = KeyedLock()
 
 Checkpoint = Callable[[str], None]  # fault injection for the crash test; a no-op in service
@@ -105,6 +106,7 @@ class IngestArtifact:
     split: Callable[[str], list[Chunk]]
     clock: Clock = utc_now
     checkpoint: Checkpoint = _no_checkpoint
+    embed_batch: int = EMBED_BATCH
 
     def __call__(self, request: IngestRequest) -> IngestResult:
         fields = validate(request)
@@ -162,23 +164,25 @@ class IngestArtifact:
         return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)
 
     def _embed(self, artifact: Artifact, content: str, chunks: list[ArtifactChunk]) -> list[VectorRecord]:
+        """Phase one: every vector, in batches across chunks; nothing is written here."""
         meta = {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
                 "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
                 "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
         targets = [(artifact.id, content, -1)] if not chunks else [(c.id, c.content, c.index) for c in chunks]
-        records: list[VectorRecord] = []
-        done = 0
+        planned = [(record_id, index, piece) for record_id, text, index in targets for piece in self.split(text)]
+        vectors: list[list[float]] = []
         try:
-            for record_id, text, index in targets:
-                records += embed_pieces(self.embedder, record_id, artifact.content_hash, self.split(text),
-                                        {**meta, "chunk_index": index})
-                done += 1
+            for start in range(0, len(planned), self.embed_batch):
+                batch = planned[start:start + self.embed_batch]
+                vectors += self.embedder.embed_documents([p.content for _, _, p in batch])
         except MemtroveError as exc:
-            failed = len(targets) - done
+            failed = len({record_id for record_id, _, _ in planned[len(vectors):]})
             raise EmbeddingError(
                 f"Failed to ingest artifact: embedding generation failed for {failed} "
                 f"{'chunk' if failed == 1 else 'chunks'}. No data was written. Error: {exc.message}") from exc
-        return records
+        return [VectorRecord(piece_id(record_id, artifact.content_hash, piece.index), record_id, vector,
+                             {**meta, "chunk_index": index, "version": artifact.version, "piece": piece.index})
+                for (record_id, index, piece), vector in zip(planned, vectors, strict=True)]
 
     def _roll_back(self, art_id: str, version: str) -> None:
         try:

@@ -65,12 +65,12 @@ def test_changed_content_replaces_every_chunk_and_vector(aworld) -> None:
 
 
 def test_embedding_failure_part_way_writes_nothing(aworld) -> None:
-    aworld.embedder.fail_after = 4
+    aworld.embedder.fail_after = 2  # two batches of four chunks succeed, the third fails
     with pytest.raises(EmbeddingError) as raised:
-        ingest_uc(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1"))
-    message = raised.value.message
-    assert message.startswith("Failed to ingest artifact: embedding generation failed for") and \
-        "No data was written" in message
+        ingest_uc(aworld, embed_batch=4)(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    chunks = len(TokenWindowChunker().chunk(LONG, ChunkSpec(30, 5, 30), aworld.tokenizer))
+    assert raised.value.message.startswith(
+        f"Failed to ingest artifact: embedding generation failed for {chunks - 8} chunks. No data was written.")
     assert aworld.artifacts.versions == {} and aworld.vectors.count("chunk") == 0 and aworld.store.audit == []
 
 

@@ -1,0 +1,234 @@
+"""Drive a real ``memtrove serve`` (stdio) with raw JSON-RPC lines, so a test sees how the process ended.
+
+The mcp client hides the child process; the crash-safety test needs its exit status (-9 after a
+SIGKILL), so it speaks the protocol itself: initialize, notifications/initialized, tools/call.
+It also holds the helpers that build the test's documents and read the stores directly.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import random
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.mcp_procs import memtrove_command, server_env
+
+PROTOCOL_VERSION = "2025-06-18"
+
+
+class ServerDied(RuntimeError):
+    """The server process ended (or closed stdout) before answering a request."""
+
+    def __init__(self, message: str, returncode: int | None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+
+
+class RawStdioServer:
+    """One ``memtrove serve`` subprocess spoken to over its stdin/stdout, one JSON-RPC message a line."""
+
+    def __init__(self, data_dir: Path, env: Mapping[str, str], stderr_path: Path) -> None:
+        self.stderr_path = stderr_path
+        with open(stderr_path, "a", encoding="utf-8") as log:
+            self.process = subprocess.Popen(
+                [*memtrove_command(), "serve"], env=server_env(data_dir, env), stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log, bufsize=0,
+            )
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name="raw-stdio-reader", daemon=True)
+        self._reader.start()
+        self._next_id = 0
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise ServerDied(f"could not write to the server: {exc}", self._wait_exit()) from exc
+
+    def _wait_exit(self, timeout: float = 10.0) -> int | None:
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 120.0) -> dict[str, Any]:
+        """Send a request and return its response message; ServerDied if stdout closes first."""
+        self._next_id += 1
+        ident = self._next_id
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}})
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer to {method} within {timeout:.0f}s; stderr:\n{self.stderr()[-3000:]}")
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                code = self._wait_exit()
+                raise ServerDied(f"server closed stdout before answering {method} (exit {code})", code)
+            message = json.loads(line)  # stdout carries protocol messages only
+            if message.get("id") == ident and ("result" in message or "error" in message):
+                return message
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params or {}})
+
+    # -- protocol ----------------------------------------------------------------------------
+    def initialize(self) -> dict[str, Any]:
+        answer = self.request("initialize", {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": {"name": "crash-driver", "version": "1"}}, timeout=60.0)
+        assert "result" in answer, answer
+        self.notify("notifications/initialized")
+        return answer["result"]
+
+    def call(self, tool: str, arguments: dict[str, Any], timeout: float = 120.0) -> ToolResult:
+        answer = self.request("tools/call", {"name": tool, "arguments": arguments}, timeout=timeout)
+        if "error" in answer:
+            return ToolResult(True, json.dumps(answer["error"]), None)
+        result = answer["result"]
+        text = "".join(part.get("text", "") for part in result.get("content", []))
+        return ToolResult(bool(result.get("isError")), text, result.get("structuredContent"))
+
+    def close(self, timeout: float = 15.0) -> int:
+        """Close stdin (the stdio way to stop a server) and return the exit code; SIGKILL if it hangs."""
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.send_signal(signal.SIGKILL)
+                self.process.wait(timeout=5)
+        self._reader.join(timeout=5)
+        return self.process.returncode
+
+    def __enter__(self) -> RawStdioServer:
+        try:
+            self.initialize()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    is_error: bool
+    text: str
+    structured: dict[str, Any] | None
+
+
+# ------------------------------------------------------------------------------------ documents
+
+_ONSETS = ["b", "br", "c", "ch", "d", "dr", "f", "fl", "g", "gr", "h", "j", "k", "l", "m", "n", "p", "pl",
+           "qu", "r", "s", "sh", "st", "t", "th", "tr", "v", "w", "z"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "io", "ou", "y"]
+_CODAS = ["", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ck", "x"]
+
+
+def document(seed: int, sentences: int) -> str:
+    """Deterministic, non-repetitive prose: invented words, numbers and punctuation, in paragraphs."""
+    rng = random.Random(seed)
+    lexicon = sorted({"".join(rng.choice(part) for part in (_ONSETS, _VOWELS, _CODAS, _VOWELS, _CODAS))
+                      for _ in range(4000)})
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for n in range(sentences):
+        words = [rng.choice(lexicon) for _ in range(rng.randint(6, 16))]
+        if rng.random() < 0.3:
+            words.insert(rng.randrange(len(words)), str(rng.randint(2, 99_999)))
+        sentence = " ".join(words)
+        sentence = sentence[0].upper() + sentence[1:] + rng.choice([".", ".", ".", "!", "?", ";"])
+        current.append(f"{sentence}" if n % 7 else f"[{n}] {sentence}")
+        if rng.random() < 0.12:
+            paragraphs.append(" ".join(current))
+            current = []
+    paragraphs.append(" ".join(current))
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+# ------------------------------------------------------------------------------ direct inspection
+
+@dataclass
+class StoreSnapshot:
+    """What the SQL store and Chroma hold, read directly from the files of a stopped server."""
+
+    artifact_rows: list[dict[str, Any]]  # every row of ``artifacts`` (any status)
+    chunk_rows: list[dict[str, Any]]  # every row of ``artifact_chunks``
+    audit_rows: list[dict[str, Any]]
+    vectors: dict[str, dict[str, dict[str, Any]]]  # collection kind ("artifact"/"chunk") -> id -> metadata
+
+
+def read_sql(data_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    db = data_dir / "memtrove.sqlite3"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        conn.row_factory = sqlite3.Row
+        arts = [dict(r) for r in conn.execute("SELECT * FROM artifacts")]
+        chunks = [dict(r) for r in conn.execute(
+            "SELECT artifact_id, version, chunk_index, chunk_id, start_char, end_char, content_hash "
+            "FROM artifact_chunks")]
+        audit = [dict(r) for r in conn.execute("SELECT * FROM audit_log")]
+    return arts, chunks, audit
+
+
+def read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every vector id and its metadata in the artifact and chunk collections (any profile)."""
+    import chromadb
+    from chromadb.api.client import SharedSystemClient
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(data_dir / "chroma"), settings=Settings(anonymized_telemetry=False))
+    try:
+        found: dict[str, dict[str, dict[str, Any]]] = {"artifact": {}, "chunk": {}}
+        for collection in client.list_collections():
+            kind = collection.name.split("__", 1)[0]
+            if kind not in found:
+                continue
+            col = client.get_collection(collection.name)
+            offset = 0
+            while True:
+                got = col.get(include=["metadatas"], limit=5000, offset=offset)
+                for vid, meta in zip(got["ids"], got["metadatas"], strict=True):
+                    found[kind][vid] = dict(meta or {})
+                if len(got["ids"]) < 5000:
+                    break
+                offset += 5000
+        return found
+    finally:
+        # The next test opens another directory; do not keep this one's system (and files) open.
+        SharedSystemClient.clear_system_cache()
+
+
+def snapshot(data_dir: Path) -> StoreSnapshot:
+    arts, chunks, audit = read_sql(data_dir)
+    return StoreSnapshot(arts, chunks, audit, read_vectors(data_dir))
