@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from adapters.memory import InMemoryMetadataStore
 from domain.errors import StorageError
-from domain.model import Artifact, ArtifactChunk, AuditEntry
-from domain.ports import ArtifactStore
+from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile
+from domain.ports import ArtifactStore, ReembedLedger
 
 
 class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
@@ -75,3 +75,27 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
             del self.versions[key]
         self.audit.append(entry)
         return count
+
+
+class InMemoryStore(InMemoryArtifactStore, ReembedLedger):
+    """Every store port as dicts, including the re-embedding ledger."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ledger: dict[str, dict[str, str]] = {}
+        self.complete: dict[str, tuple[EmbeddingProfile, int]] = {}
+
+    def reembedded(self, profile_key: str) -> dict[str, str]:
+        return dict(self.ledger.get(profile_key, {}))
+
+    def mark_reembedded(self, profile_key: str, entries: Sequence[tuple[str, str]]) -> None:
+        self.ledger.setdefault(profile_key, {}).update(entries)
+
+    def mark_complete(self, profile: EmbeddingProfile, audit_seq: int) -> None:
+        self.complete[profile.key] = (profile, audit_seq)
+
+    def completed(self, profile_key: str) -> tuple[EmbeddingProfile, int] | None:
+        return self.complete.get(profile_key)
+
+    def last_audit_seq(self) -> int:
+        return len(self.audit)

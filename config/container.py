@@ -10,6 +10,7 @@ from adapters.embedders.local import OnnxMiniLMEmbedder
 from config.faults import crash_checkpoint
 from config.settings import Settings
 from domain.pieces import PieceSplitter
+from domain.validation import require_choice
 from domain.usecases.health import EmbeddingHealth
 from domain.usecases.history import AppendTurn, GetHistory
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact
@@ -31,9 +32,23 @@ def _engine(url: str) -> Iterator[object]:
 
 
 def _sql_store(engine: object) -> object:
-    from adapters.sqlalchemy_artifacts import SqlArtifactStore
+    from adapters.sqlalchemy_ledger import SqlStore
 
-    return SqlArtifactStore(engine)  # type: ignore[arg-type]
+    return SqlStore(engine)  # type: ignore[arg-type]
+
+
+def _reembed(target_embedder: object, settings: Settings, active: object, store: object, chunker: object,
+             tokenizer: object) -> object:
+    """Re-embedding into the profile of another embedder kind, into that profile's own collections."""
+    from domain.usecases.reembed import Reembed
+
+    kind = require_choice("target_embedder", target_embedder, ("local", "openai", "openai-compatible"))
+    target = OnnxMiniLMEmbedder() if kind == "local" else _openai_embedder(settings, kind)
+    profile = target.profile  # type: ignore[attr-defined]
+    index = ChromaVectorIndex(profile, path=settings.chroma_path, host=settings.chroma_host, port=settings.chroma_port)
+    spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
+    return Reembed(active=active, target=target, target_vectors=index, store=store, artifacts=store,  # type: ignore[arg-type]
+                   ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec))  # type: ignore[arg-type]
 
 
 def _tokenizer() -> object:
@@ -105,7 +120,8 @@ class UseCases(containers.DeclarativeContainer):
         PieceSplitter, embedder=adapters.embedder, chunker=plugins.chunker, tokenizer=adapters.tokenizer,
         spec=chunk_spec)
 
-    check_profile = providers.Factory(CheckProfile, store=adapters.store, profile=adapters.embedder.provided.profile)
+    check_profile = providers.Factory(CheckProfile, store=adapters.store, profile=adapters.embedder.provided.profile,
+                                      ledger=adapters.store)
     repair = providers.Factory(RepairStores, store=adapters.store, vectors=adapters.vectors,
                                artifacts=adapters.store)
     store_memory = providers.Factory(
@@ -132,6 +148,8 @@ class UseCases(containers.DeclarativeContainer):
                                policies=plugins.privacy_policies)
     artifact_search = providers.Factory(ArtifactSearch, embedder=adapters.embedder, ranker=ranker,
                                         artifacts=adapters.store)
+    reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,
+                                store=adapters.store, chunker=plugins.chunker, tokenizer=adapters.tokenizer)
     hybrid_search = providers.Factory(HybridSearch, embedder=adapters.embedder, ranker=ranker,
                                       artifacts=adapters.store)
 

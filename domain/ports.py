@@ -164,6 +164,23 @@ class ArtifactStore(Protocol):
 
 
 @runtime_checkable
+class ReembedLedger(Protocol):
+    """Which records already have vectors of another embedding profile, and when it became complete."""
+
+    def reembedded(self, profile_key: str) -> dict[str, str]:
+        """Record key (``artifact:<id>``, ``memory:<id>``, ``turn:<id>``) -> version embedded."""
+        ...
+
+    def mark_reembedded(self, profile_key: str, entries: Sequence[tuple[str, str]]) -> None: ...
+
+    def mark_complete(self, profile: EmbeddingProfile, audit_seq: int) -> None: ...
+
+    def completed(self, profile_key: str) -> tuple[EmbeddingProfile, int] | None: ...
+
+    def last_audit_seq(self) -> int: ...
+
+
+@runtime_checkable
 class AuditLog(Protocol):
     """Append-only trail of writes and deletes: ids and actions, never content."""
 

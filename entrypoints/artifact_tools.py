@@ -162,3 +162,30 @@ def render_results(hits: list[Hit], searched: list[str] | None) -> str:
             lines.append(f"Evidence: {prov['source_url']}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def register_reembed_tool(runtime: Runtime, tool: Register, run_tool: RunTool) -> None:
+    uc = runtime.app.use_cases
+
+    @tool("Re-embed one artifact, or everything (artifacts, memories, history), with another embedder into "
+          "that profile's own index. Searches keep using the active profile; once everything is re-embedded, "
+          "restart with MEMTROVE_EMBEDDER set to the target to switch.")
+    def artifact_reembed(
+        target_embedder: Annotated[str, Field(description="local, openai or openai-compatible (model settings "
+                                                          "from the OPENAI_* variables)",
+                                              json_schema_extra=_enum(("local", "openai", "openai-compatible")))],
+        artifact_id: Annotated[str | None, Field(description="Only this artifact (default: everything)")] = None,
+    ) -> CallToolResult:
+        def act() -> CallToolResult:
+            report = uc.reembed(target_embedder=target_embedder)(artifact_id)
+            p = report.target
+            body = {"target_profile": {"provider": p.provider, "model": p.model, "dimensions": p.dimensions},
+                    "artifacts": report.artifacts, "memories": report.memories, "turns": report.turns,
+                    "skipped_unchanged": report.skipped, "complete": report.complete}
+            text = (f"Re-embedded {report.artifacts} artifacts, {report.memories} memories and {report.turns} "
+                    f"turns into {p.provider}/{p.model}/{p.dimensions}d ({report.skipped} already current).")
+            if report.complete:
+                body["next_step"] = f"restart with MEMTROVE_EMBEDDER={target_embedder} to search with it"
+                text += " Complete: " + body["next_step"] + "."
+            return render.ok(body, text)
+        return run_tool(runtime, "artifact_reembed", act)

@@ -18,7 +18,7 @@ from domain.model import MEMORY_TYPES, ROLES
 from domain.usecases.history import AppendTurnRequest
 from domain.usecases.memories import SearchMemoriesRequest, StoreMemoryRequest
 from entrypoints import render
-from entrypoints.artifact_tools import register_artifact_tools
+from entrypoints.artifact_tools import register_artifact_tools, register_reembed_tool
 from entrypoints.runtime import WARM_UP_DELAY, Runtime
 from entrypoints.tooling import lax_tool
 
@@ -154,5 +154,6 @@ def build_server(runtime: Runtime) -> MCPServer:
         return run_tool(runtime, "embedding_health", act)
 
     register_artifact_tools(runtime, tool, run_tool, read_only)
+    register_reembed_tool(runtime, tool, run_tool)
     return MCPServer("memtrove", version=VERSION, instructions=INSTRUCTIONS, lifespan=lifespan,
                      log_level="WARNING", tools=tools)

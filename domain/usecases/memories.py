@@ -9,7 +9,7 @@ from domain.chunking import content_hash
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.fusion import fetch_distinct
 from domain.ids import MEMORY_ID, new_memory_id
-from domain.model import MEMORY_TYPES, Chunk, Hit, Memory, RequestContext, VectorMatch
+from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, VectorMatch
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_choice, require_int, require_text, require_unit_float
@@ -94,7 +94,7 @@ class SearchMemories:
 
         matches = fetch_distinct(lambda n: self.vectors.query(COLLECTION, vector, n, where), keep,
                                  limit, first_fetch=limit * 3)
-        return [memory_hit(rows[m.record_id], m.score) for m in matches]
+        return [memory_hit(rows[m.record_id], m.score, self.vectors.profile) for m in matches]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,13 +136,14 @@ class DeleteMemory:
         return memory_id
 
 
-def memory_hit(memory: Memory, score: float | None) -> Hit:
+def memory_hit(memory: Memory, score: float | None, profile: EmbeddingProfile | None = None) -> Hit:
+    """``profile``: of the vectors that found it, when it was found by search."""
     return Hit(
         id=memory.id, type="memory", score=round(score, 6) if score is not None else 0.0,
         content=memory.content,
         fields={
             "memory_type": memory.type, "confidence": memory.confidence, "ts": memory.ts,
             "conversation_id": memory.conversation_id, "token_count": memory.token_count,
-            **memory.profile.as_metadata(),
+            **(profile or memory.profile).as_metadata(),
         },
     )

@@ -10,7 +10,8 @@ from domain.errors import ValidationError
 from domain.fusion import best_per_record, reciprocal_rank_fusion
 from domain.ids import artifact_of
 from domain.model import (
-    ARTIFACT_TYPES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, Hit, RequestContext, Vector, VectorMatch,
+    ARTIFACT_TYPES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, EmbeddingProfile, Hit, RequestContext, Vector,
+    VectorMatch,
 )
 from domain.ports import ArtifactStore, Embedder, Filter, MetadataStore, PrivacyPolicy, VectorIndex
 from domain.usecases.artifacts import CHUNKS, WHOLE
@@ -93,8 +94,8 @@ class Ranker:
              ) -> tuple[list[Hit], bool]:
         """Hits best first, and whether the index may hold more than was fetched."""
         raw = self.vectors.query(collection, vector, fetch, where or None)
-        hits = apply_policies(self.policies, self._hydrate(collection, best_per_record(raw)), context)
-        return hits, len(raw) >= fetch
+        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, best_per_record(raw))]
+        return apply_policies(self.policies, hits, context), len(raw) >= fetch
 
     def _hydrate(self, collection: str, matches: list[VectorMatch]) -> list[Hit]:
         ids = [m.record_id for m in matches]
@@ -117,6 +118,16 @@ class Ranker:
             if chunk and owner and owner.version == version[m.record_id]:
                 hits.append(chunk_hit(owner, chunk.id, chunk.index, chunk.content, m.score))
         return hits
+
+
+def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
+    """A hit names the embedding profile of the vectors that found it (after a re-embed, the new one)."""
+    fields = dict(hit.fields)
+    if "provenance" in fields:
+        fields["provenance"] = {**fields["provenance"], **profile.as_metadata()}
+    if "embedding_provider" in fields:
+        fields.update(profile.as_metadata())
+    return Hit(hit.id, hit.type, hit.score, hit.content, fields)
 
 
 def provenance(artifact: Artifact) -> dict[str, Any]:
@@ -225,7 +236,8 @@ def fuse(ranked: dict[str, list[Hit]]) -> list[Hit]:
     """RRF over the collections' rankings, then one hit per artifact (chunks preferred, best first)."""
     by_id = {hit.id: hit for hits in ranked.values() for hit in hits}
     fused = reciprocal_rank_fusion({name: [h.id for h in hits] for name, hits in ranked.items()})
-    order = sorted(fused, key=lambda i: (-fused[i][0], i))
+    # Ties (each collection's first hit scores 1/61) fall to the better similarity, then the id.
+    order = sorted(fused, key=lambda i: (-fused[i][0], -by_id[i].score, i))
     hits = [Hit(i, by_id[i].type, round(fused[i][0], 6), by_id[i].content,
                 {**by_id[i].fields, "collections": fused[i][1], "similarity": round(by_id[i].score, 6)})
             for i in order]

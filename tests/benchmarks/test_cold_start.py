@@ -31,7 +31,7 @@ def start_to_tools_list(data_dir: Path) -> float:
             assert line, "server exited before answering tools/list"
             message = json.loads(line)
             if message.get("id") == 2:
-                assert len(message["result"]["tools"]) == 7
+                assert len(message["result"]["tools"]) == 13
                 return time.perf_counter() - started
     finally:
         proc.kill()

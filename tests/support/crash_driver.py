@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,18 +192,26 @@ class StoreSnapshot:
 
 def read_sql(data_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     db = data_dir / "memtrove.sqlite3"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
         conn.row_factory = sqlite3.Row
         arts = [dict(r) for r in conn.execute("SELECT * FROM artifacts")]
         chunks = [dict(r) for r in conn.execute(
-            "SELECT artifact_id, version, chunk_index, chunk_id, start_char, end_char, content_hash "
-            "FROM artifact_chunks")]
+            "SELECT artifact_id, version, chunk_index, chunk_id, start_char, end_char, content_hash, content "
+            "FROM artifact_chunks ORDER BY artifact_id, version, chunk_index")]
         audit = [dict(r) for r in conn.execute("SELECT * FROM audit_log")]
     return arts, chunks, audit
 
 
+_CHROMA_LOCK = threading.Lock()  # one Chroma client at a time in this process (its system cache is global)
+
+
 def read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """Every vector id and its metadata in the artifact and chunk collections (any profile)."""
+    with _CHROMA_LOCK:
+        return _read_vectors(data_dir)
+
+
+def _read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
     import chromadb
     from chromadb.api.client import SharedSystemClient
     from chromadb.config import Settings
