@@ -152,7 +152,10 @@ def chunk_hit(artifact: Artifact, chunk_id: str, index: int, content: str, score
 def memory_hit(memory: Any, score: float) -> Hit:
     from domain.usecases.memories import memory_hit as hit
 
-    return hit(memory, score)
+    found = hit(memory, score)
+    return Hit(found.id, found.type, found.score, found.content, {
+        **found.fields, "snippet": memory.content[:SNIPPET],
+        "provenance": {"conversation_id": memory.conversation_id, "ts": memory.ts, **memory.profile.as_metadata()}})
 
 
 def turn_hit(turn: Any, score: float) -> Hit:

@@ -598,10 +598,17 @@ FILTER_CASES: list[tuple[str, dict[str, Any], Any]] = [
      lambda m: m.ts_utc is None or m.ts_utc >= "2024-01-01T00:00:00Z"),
     ("time_range_end", {"time_range_end": "2024-12-31T23:59:59Z"},  # inclusive: "call" is exactly then
      lambda m: m.ts_utc is not None and m.ts_utc <= "2024-12-31T23:59:59Z"),
-    ("time_range", {"time_range_start": "2024-06-15T12:00:00+02:00", "time_range_end": "2025-03-01T08:30:00Z"},
-     lambda m: m.key in ("standup", "call", "reminder")),
     ("combined", {"artifact_type": "email", "sensitivity": "normal", "visibility_scope": "team"},
      lambda m: m.key == "invoice"),
+    ("combined-with-time", {"source_system": "gmail", "time_range_start": "2024-01-01T00:00:00Z"},
+     lambda m: m.key == "invoice"),
+]
+# Both ends of a time range at once (inclusive at both ends; the start given with an offset).
+TIME_RANGE_CASES: list[tuple[str, dict[str, Any], Any]] = [
+    ("time_range", {"time_range_start": "2024-06-15T12:00:00+02:00", "time_range_end": "2025-03-01T08:30:00Z"},
+     lambda m: m.key in ("standup", "call", "reminder")),
+    ("time_range-one-instant", {"time_range_start": "2024-12-31T23:59:59Z", "time_range_end": "2024-12-31T23:59:59Z"},
+     lambda m: m.key == "call"),
 ]
 
 
@@ -623,22 +630,35 @@ def _satisfies(result: dict[str, Any], filters: dict[str, Any]) -> bool:
     return all(checks[name](value) for name, value in filters.items())
 
 
-async def check_search_filters_restrict(client: Any, corpus: Corpus) -> None:
+async def _check_filter_cases(client: Any, corpus: Corpus, cases: list[tuple[str, dict[str, Any], Any]]) -> None:
     failures = []
-    for label, filters, wanted in FILTER_CASES:
+    for label, filters, wanted in cases:
         expected = {corpus.family[m.key]["artifact_id"] for m in FAMILY if wanted(m)}
         excluded = {corpus.family[m.key]["artifact_id"] for m in FAMILY if not wanted(m)}
         assert expected, f"test setup: filter {label} matches no family member"
-        for tool, found in (
-            ("artifact_search", await artifact_search(client, FAMILY_QUERY, limit=SEARCH_ALL, **filters)),
-            ("hybrid_search", await hybrid(client, FAMILY_QUERY, limit=SEARCH_ALL, filters=filters)),
+        for tool, arguments in (
+            ("artifact_search", {"query": FAMILY_QUERY, "limit": SEARCH_ALL, **filters}),
+            ("hybrid_search", {"query": FAMILY_QUERY, "limit": SEARCH_ALL, "filters": filters}),
         ):
+            result = await client.call_tool(tool, arguments)
+            if result.is_error:
+                failures.append(f"{tool} {filters}: refused: {text_of(result)}")
+                continue
+            found = result.structured_content
             got = set(artifact_ids(found))
             wrong = [r["artifact_id"] for r in found["results"] if not _satisfies(r, filters)]
             if wrong or not expected <= got or excluded & got:
                 failures.append(f"{tool} {filters}: violating={wrong} missing={sorted(expected - got)} "
                                 f"leaked={sorted(excluded & got)}")
     assert not failures, "\n".join(failures)
+
+
+async def check_search_filters_restrict(client: Any, corpus: Corpus) -> None:
+    await _check_filter_cases(client, corpus, FILTER_CASES)
+
+
+async def check_search_time_range_with_both_bounds(client: Any, corpus: Corpus) -> None:
+    await _check_filter_cases(client, corpus, TIME_RANGE_CASES)
 
 
 async def check_expand_neighbors(client: Any, corpus: Corpus) -> None:
@@ -865,7 +885,8 @@ CHECKS = [
     check_metadata_round_trip, check_get_content_is_exact, check_get_chunks_cover_the_content,
     check_same_source_same_content_is_unchanged, check_id_from_content_hash_without_source_id,
     check_id_from_source, check_replace_with_new_content, check_search_finds_the_planted_passage,
-    check_search_one_result_per_artifact, check_search_filters_restrict, check_expand_neighbors,
+    check_search_one_result_per_artifact, check_search_filters_restrict, check_search_time_range_with_both_bounds,
+    check_expand_neighbors,
     check_hybrid_defaults_and_scores, check_hybrid_memory_and_history,
     check_hybrid_hits_of_every_type_carry_snippet_and_provenance, check_hybrid_conversation_filter,
     check_hybrid_returns_limit_distinct_results, check_long_document_does_not_crowd_the_limit, check_delete,
@@ -1005,6 +1026,17 @@ BAD_INPUTS = [
     BadInput("hybrid-include-memory-yes", "hybrid_search", {**_SEARCH, "include_memory": "yes"}, "include_memory"),
     BadInput("hybrid-include-history-1", "hybrid_search", {**_SEARCH, "include_history": 1}, "include_history"),
 ]
+
+
+def _distinct_content(case: BadInput) -> BadInput:
+    """Each refused ingest gets its own content, so one wrongly accepted call cannot mask the next."""
+    if case.tool == "artifact_ingest" and case.arguments.get("content") == _INGEST["content"]:
+        arguments = {**case.arguments, "content": f"{_INGEST['content']} Case {case.id}."}
+        return BadInput(case.id, case.tool, arguments, case.field, case.kind, case.mentions, case.exact)
+    return case
+
+
+BAD_INPUTS = [_distinct_content(case) for case in BAD_INPUTS]
 
 
 async def snapshot(client: Any, corpus: Corpus) -> dict[str, Any]:

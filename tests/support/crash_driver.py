@@ -39,6 +39,7 @@ class RawStdioServer:
 
     def __init__(self, data_dir: Path, env: Mapping[str, str], stderr_path: Path) -> None:
         self.stderr_path = stderr_path
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
         with open(stderr_path, "a", encoding="utf-8") as log:
             self.process = subprocess.Popen(
                 [*memtrove_command(), "serve"], env=server_env(data_dir, env), stdin=subprocess.PIPE,
