@@ -145,5 +145,7 @@ def _clean(metadata: dict[str, Any]) -> dict[str, Any]:
 def _where(where: Filter | None) -> dict[str, Any] | None:
     if not where:
         return None
-    clauses = [{field: (cond if isinstance(cond, dict) else {"$eq": cond})} for field, cond in where.items()]
+    # Chroma takes one operator per expression: {"ts": {"$gte": a, "$lte": b}} becomes two clauses.
+    clauses = [{field: {op: value}} for field, cond in where.items()
+               for op, value in (cond.items() if isinstance(cond, dict) else [("$eq", cond)])]
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from domain.errors import ValidationError
@@ -14,36 +15,35 @@ def content_hash(text: str) -> str:
 
 
 def token_windows(text: str, token_starts: Sequence[int], spec: ChunkSpec) -> list[Chunk]:
-    """Overlapping windows of ``spec.target_tokens`` tokens, cut at token starts.
+    """Overlapping windows of at most ``spec.target_tokens`` tokens, cut at token starts.
 
     ``token_starts[i]`` is the character offset where token ``i`` begins. Tokens that begin inside
     the same character (one emoji can be several byte-level tokens) move together as one unit,
     so a chunk never holds half a character. Every chunk is ``text[start_char:end_char]``, and
-    chunks minus their overlaps give back the text exactly. Each token is visited a bounded
-    number of times, so the cost is linear in ``len(text)``.
+    chunks minus their overlaps give back the text exactly. Both window ends only move forward,
+    so the cost is linear in ``len(text)``.
     """
     check_spec(spec)
-    # units[k]: index of the first token of the k-th distinct start offset
-    units = [i for i in range(len(token_starts)) if i == 0 or token_starts[i] != token_starts[i - 1]]
-    n = len(units)
-    if n == 0:
+    total = len(token_starts)
+    if total == 0:
         return []
+    # units[k]: index of the first token of the k-th distinct start offset; the last entry closes.
+    units = [i for i in range(total) if i == 0 or token_starts[i] != token_starts[i - 1]] + [total]
+    last = len(units) - 1
     chunks: list[Chunk] = []
-    step = spec.target_tokens - spec.overlap_tokens
-    pos = 0
+    start = end = 0
     while True:
-        end = min(pos + spec.target_tokens, n)
-        start_char = 0 if pos == 0 else token_starts[units[pos]]
-        end_char = len(text) if end == n else token_starts[units[end]]
+        end = max(end, start + 1)  # at least one unit, even one character longer than the target
+        while end < last and units[end + 1] - units[start] <= spec.target_tokens:
+            end += 1
+        start_char = 0 if start == 0 else token_starts[units[start]]
+        end_char = len(text) if end == last else token_starts[units[end]]
         piece = text[start_char:end_char]
-        chunks.append(Chunk(
-            index=len(chunks), start_char=start_char, end_char=end_char, content=piece,
-            token_count=(len(token_starts) if end == n else units[end]) - units[pos],
-            content_hash=content_hash(piece),
-        ))
-        if end == n:
+        chunks.append(Chunk(index=len(chunks), start_char=start_char, end_char=end_char, content=piece,
+                            token_count=units[end] - units[start], content_hash=content_hash(piece)))
+        if end == last:
             return chunks
-        pos += step
+        start = max(start + 1, bisect_left(units, units[end] - spec.overlap_tokens, start + 1, end))
 
 
 def check_spec(spec: ChunkSpec) -> None:

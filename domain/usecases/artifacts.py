@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
@@ -70,8 +71,8 @@ def validate(request: IngestRequest) -> dict[str, Any]:
             raise ValidationError("participants", f"participants allows at most 100 items (got {len(participants)})")
         participants = [require_text("participants", p, 200) for p in participants]
     url = optional_text("source_url", request.source_url, 2000)
-    if url is not None and "://" not in url and not url.startswith(("mailto:", "message-id:", "urn:")):
-        raise ValidationError("source_url", f"Invalid source_url: {url!r} is not a URL")
+    if url is not None and not _is_url(url):
+        raise ValidationError("source_url", f"Invalid source_url: {url!r} is not a URL (e.g. https://host/path)")
     return {
         "artifact_type": require_choice("artifact_type", request.artifact_type, ARTIFACT_TYPES),
         "source_system": require_text("source_system", request.source_system, 100),
@@ -86,6 +87,16 @@ def validate(request: IngestRequest) -> dict[str, Any]:
         "visibility_scope": require_choice("visibility_scope", request.visibility_scope, VISIBILITY_SCOPES),
         "retention_policy": require_choice("retention_policy", request.retention_policy, RETENTION_POLICIES),
     }
+
+
+def _is_url(value: str) -> bool:
+    """A scheme, and a host for network schemes (mailto:, urn:, message-id: and file: need a path)."""
+    parsed = urlsplit(value.strip())
+    if not parsed.scheme or not parsed.scheme[0].isalpha() or any(c.isspace() for c in value.strip()):
+        return False
+    if parsed.scheme.lower() in ("http", "https", "ftp", "ftps", "ws", "wss"):
+        return bool(parsed.hostname)
+    return bool(parsed.netloc or parsed.path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ SNIPPET = 300
 FILTER_FIELDS = ("artifact_type", "source_system", "sensitivity", "visibility_scope", "time_range_start",
                  "time_range_end", "conversation_id")
 ARTIFACT_ONLY = ("artifact_type", "source_system", "sensitivity", "visibility_scope")
+# What callers see a collection called (the spec's names); the vector index keys are shorter.
+SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", "history": "history"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,13 +234,14 @@ class HybridSearch:
             if len(fused) >= limit or not more:
                 break
         top = fused[:limit]
-        return SearchOutcome([expand_hit(self.artifacts, h) for h in top] if expand else top, searched)
+        return SearchOutcome([expand_hit(self.artifacts, h) for h in top] if expand else top,
+                             [SHOWN[c] for c in searched])
 
 
 def fuse(ranked: dict[str, list[Hit]]) -> list[Hit]:
     """RRF over the collections' rankings, then one hit per artifact (chunks preferred, best first)."""
     by_id = {hit.id: hit for hits in ranked.values() for hit in hits}
-    fused = reciprocal_rank_fusion({name: [h.id for h in hits] for name, hits in ranked.items()})
+    fused = reciprocal_rank_fusion({SHOWN[name]: [h.id for h in hits] for name, hits in ranked.items()})
     # Ties (each collection's first hit scores 1/61) fall to the better similarity, then the id.
     order = sorted(fused, key=lambda i: (-fused[i][0], -by_id[i].score, i))
     hits = [Hit(i, by_id[i].type, round(fused[i][0], 6), by_id[i].content,

@@ -24,7 +24,7 @@ UTC_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
 BOUNDARY = "[CHUNK BOUNDARY]"
 RRF_K = 60
 # What "searched" / "collections" call the two artifact collections, and the optional ones.
-WHOLE, CHUNKS, MEMORY, HISTORY = "artifact", "chunk", "memory", "history"
+WHOLE, CHUNKS, MEMORY, HISTORY = "artifacts", "artifact_chunks", "memory", "history"  # the spec's names
 LOCAL_PROFILE = {"embedding_provider": "local", "embedding_model": "all-MiniLM-L6-v2", "embedding_dimensions": 384}
 SINGLE_PIECE_MAX_TOKENS = 200  # the local profile: artifacts of at most this many cl100k tokens stay whole
 CHUNK_TARGET_TOKENS = 200

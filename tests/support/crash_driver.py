@@ -15,8 +15,8 @@ import sqlite3
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
-from contextlib import closing
+from collections.abc import Iterator, Mapping
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,6 +204,18 @@ def read_sql(data_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
 
 _CHROMA_LOCK = threading.Lock()  # one Chroma client at a time in this process (its system cache is global)
+
+
+@contextmanager
+def chroma_exclusive() -> Iterator[None]:
+    """Hold off ``read_vectors`` (which clears Chroma's global client cache) while Chroma is used in-process."""
+    from chromadb.api.client import SharedSystemClient
+
+    with _CHROMA_LOCK:
+        try:
+            yield
+        finally:
+            SharedSystemClient.clear_system_cache()
 
 
 def read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:

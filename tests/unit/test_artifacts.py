@@ -186,7 +186,7 @@ def test_filters_apply_inside_the_index(aworld) -> None:
     hits = ArtifactSearch(aworld.embedder, ranker(aworld), aworld.artifacts)("zebra", 5, sensitivity="sensitive")
     assert [h.id for h in hits] == [secret.id]
     outcome = hybrid(aworld)(SearchRequest("zebra", 5, filters={"artifact_type": "email"}, include_memory=True))
-    assert [h.id for h in outcome.hits] == [secret.id] and outcome.searched == ["artifact", "chunk"]
+    assert [h.id for h in outcome.hits] == [secret.id] and outcome.searched == ["artifacts", "artifact_chunks"]
 
 
 @pytest.mark.parametrize("filters, field", [
