@@ -1,9 +1,9 @@
 """Crash safety of artifact ingestion, proved on real processes.
 
 A real ``memtrove serve`` (stdio, OpenAI-compatible embedder against a local fake) ingests an
-artifact of ~1,250 chunks and is SIGKILLed (MEMTROVE_CRASH_AT) at every checkpoint of the write
-path: embedded, pending_written, vectors_0 ... vectors_19 (one per 64 vectors), committed,
-old_vectors_deleted. Each kill is a fresh data directory, for a first ingest and for a
+artifact of ~1,120 chunks and is SIGKILLed (MEMTROVE_CRASH_AT) at every checkpoint of the write
+path: embedded, pending_written, vectors_0 ... vectors_17 (one per 64 vectors), committed,
+old_vectors_deleted (22 points). Each kill is a fresh data directory, for a first ingest and for a
 replacement of an existing version. After each kill we check, from a copy of the data directory,
 that the process really died at that point; then a new server (no crash) must never show a partial
 artifact through artifact_get / artifact_search / hybrid_search (even before its start-up repair
@@ -44,12 +44,12 @@ DIMS = 32
 
 # Deterministic, non-repetitive documents. V2 replaces V1 under the same source id: it keeps V1's
 # first half (~630 identical chunks, so identical chunk ids in both versions) and then differs.
-V1 = document(7, 1270)
-V2 = V1[:V1.index("\n\n", len(V1) // 2)] + "\n\n" + document(8, 640)
+V1 = document(7, 1140)
+V2 = V1[:V1.index("\n\n", len(V1) // 2)] + "\n\n" + document(8, 570)
 # What these documents cut into with CHUNK_TARGET_TOKENS=40 / CHUNK_OVERLAP_TOKENS=8, checked
 # against what the server really stored (test_reference_ingests); a change here needs new sizes.
-BATCHES_V1 = 20  # 1,248 chunks
-BATCHES_V2 = 20  # 1,255 chunks
+BATCHES_V1 = 18  # 1,121 chunks (~36k tokens): 22 kill points for a first ingest
+BATCHES_V2 = 18  # 1,121 chunks, ~570 of them shared with V1
 
 COMMITTED_POINTS = ("committed", "old_vectors_deleted")
 POINTS_FIRST = ["embedded", "pending_written", *(f"vectors_{k}" for k in range(BATCHES_V1)), *COMMITTED_POINTS]
@@ -322,7 +322,7 @@ class Scenarios:
         # 2. What the kill left, read from a copy (the real directory stays untouched until the restart).
         copy = work / "at-kill"
         shutil.copytree(data, copy)
-        state_at_kill(snapshot(copy), point, target, prior)
+        state_at_kill(snapshot(copy, read_only=False), point, target, prior)
         shutil.rmtree(copy)
         lap("at_kill")
 
@@ -331,6 +331,7 @@ class Scenarios:
         probes = [(ref.chunk_ids[i], ref.chunk_text[ref.chunk_ids[i]])
                   for ref, i in ((v1, 0), (v1, len(v1.chunks) // 3), (v1, -1), (v2, -1))]
         server = RawStdioServer(data, self.env(MEMTROVE_WARMUP="true"), work / "restarted.log")
+        repaired = work / "repaired"
         with server:
             check_get(server, target.art_id, visible)  # artifact_get does not wait for the repair
             for probe in probes:  # hybrid_search is the first call that waits for the repair
@@ -339,15 +340,12 @@ class Scenarios:
             check_search(server, "hybrid_search", target.art_id, probes[1], visible, expand=True)
             check_search(server, "hybrid_search", target.art_id, probes[3], visible, limit=10)
             check_get(server, target.art_id, visible)
-        assert server.process.returncode == 0, server.stderr()[-2000:]
-        assert "stores_repaired" in server.stderr(), "the restarted server never ran its start-up repair"
-        lap("restarted")
-        check_consistent(snapshot(data), target.art_id, visible)
-        lap("repaired_state")
+            # The repaired stores, as the live server left them on disk: frozen (SIGSTOP), copied.
+            with server.frozen():
+                shutil.copytree(data, repaired)
+            lap("restarted")
 
-        # 4. Re-ingesting converges to an uninterrupted ingest; once more changes nothing.
-        server = RawStdioServer(data, self.env(), work / "converged.log")
-        with server:
+            # 4. Re-ingesting converges to an uninterrupted ingest; once more changes nothing.
             first = server.call("artifact_ingest", ingest_args(target.text))
             assert not first.is_error, first.text
             expected = "unchanged" if point in COMMITTED_POINTS else ("ingested" if prior is None else "replaced")
@@ -360,8 +358,11 @@ class Scenarios:
             for probe in probes:
                 check_search(server, "hybrid_search", target.art_id, probe, target)
         assert server.process.returncode == 0, server.stderr()[-2000:]
+        assert "stores_repaired" in server.stderr(), "the restarted server never ran its start-up repair"
         lap("converged")
-        check_consistent(snapshot(data), target.art_id, target)
+        check_consistent(snapshot(repaired, read_only=False), target.art_id, visible)
+        lap("repaired_state")
+        check_consistent(snapshot(data), target.art_id, target)  # after a clean stop
         lap("final_state")
         shutil.rmtree(work)
         outcome = Outcome(kind, point, exit_code, round(time.monotonic() - started, 1), phases)
@@ -402,7 +403,7 @@ def test_an_embedding_failure_part_way_writes_nothing(tmp_path: Path) -> None:
             assert failed.text.startswith("Failed to ingest artifact: embedding generation failed for "), failed.text
             assert "No data was written" in failed.text, failed.text
             left = re.match(r"Failed to ingest artifact: embedding generation failed for (\d+) chunks?\.", failed.text)
-            assert left and 0 < int(left.group(1)) < 1248, failed.text
+            assert left and 0 < int(left.group(1)) < 1121, failed.text
             assert len(fake.requests) == before + 3, "the ingest went on embedding after a failure"
             searched = server.call("hybrid_search", {"query": V1[:200], "limit": 50})
             assert not searched.is_error and searched.structured["count"] == 0

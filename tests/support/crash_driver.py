@@ -8,6 +8,7 @@ It also holds the helpers that build the test's documents and read the stores di
 from __future__ import annotations
 
 import json
+import os
 import queue
 import random
 import signal
@@ -131,6 +132,25 @@ class RawStdioServer:
         self._reader.join(timeout=5)
         return self.process.returncode
 
+    @contextmanager
+    def frozen(self, timeout: float = 10.0) -> Iterator[None]:
+        """SIGSTOP the server and wait until every thread is stopped; SIGCONT on the way out.
+
+        Meanwhile its files hold exactly what a kill -9 at that instant would leave, so a copy
+        taken then is a crash image of the live server (no help from a clean shutdown).
+        """
+        pid = self.process.pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + timeout
+            while not _all_threads_stopped(pid):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"server {pid} did not stop within {timeout:.0f}s")
+                time.sleep(0.005)
+            yield
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
     def __enter__(self) -> RawStdioServer:
         try:
             self.initialize()
@@ -141,6 +161,17 @@ class RawStdioServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _all_threads_stopped(pid: int) -> bool:
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that just ended
+        if stat.rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -191,9 +222,11 @@ class StoreSnapshot:
     vectors: dict[str, dict[str, dict[str, Any]]]  # collection kind ("artifact"/"chunk") -> id -> metadata
 
 
-def read_sql(data_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+def read_sql(data_dir: Path, read_only: bool = True
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The artifact, chunk and audit rows; ``read_only=False`` for a crash image (SQLite may recover its WAL)."""
     db = data_dir / "memtrove.sqlite3"
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+    with closing(sqlite3.connect(f"file:{db}?mode={'ro' if read_only else 'rw'}", uri=True)) as conn:
         conn.row_factory = sqlite3.Row
         arts = [dict(r) for r in conn.execute("SELECT * FROM artifacts")]
         chunks = [dict(r) for r in conn.execute(
@@ -251,6 +284,7 @@ def _read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
         SharedSystemClient.clear_system_cache()
 
 
-def snapshot(data_dir: Path) -> StoreSnapshot:
-    arts, chunks, audit = read_sql(data_dir)
+def snapshot(data_dir: Path, read_only: bool = True) -> StoreSnapshot:
+    """Both stores of a data directory no process has open (a stopped server's, or a copy)."""
+    arts, chunks, audit = read_sql(data_dir, read_only)
     return StoreSnapshot(arts, chunks, audit, read_vectors(data_dir))
