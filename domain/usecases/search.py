@@ -96,30 +96,36 @@ class Ranker:
              ) -> tuple[list[Hit], bool]:
         """Hits best first, and whether the index may hold more than was fetched."""
         raw = self.vectors.query(collection, vector, fetch, where or None)
-        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, best_per_record(raw))]
+        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw)]
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 
-    def _hydrate(self, collection: str, matches: list[VectorMatch]) -> list[Hit]:
-        ids = [m.record_id for m in matches]
-        version = {m.record_id: m.id.rsplit("::", 2)[-2] for m in matches}
+    def _hydrate(self, collection: str, raw: list[VectorMatch]) -> list[Hit]:
+        """Drop vectors of versions that are not (or no longer) current, then keep each record's best.
+
+        Stale vectors go first: during a replacement a chunk shared by both versions has the same id
+        in each, and only the committed version's vector may speak for it.
+        """
+        ids = sorted({m.record_id for m in raw})
         if collection == "memory":
             rows = self.store.get_memories(ids)
-            return [memory_hit(rows[m.record_id], m.score) for m in matches if m.record_id in rows]
+            return [memory_hit(rows[m.record_id], m.score) for m in best_per_record(raw) if m.record_id in rows]
         if collection == "history":
             turns = self.store.get_turns(ids)
-            return [turn_hit(turns[m.record_id], m.score) for m in matches
-                    if m.record_id in turns and turns[m.record_id].content_hash[:12] == version[m.record_id]]
+            current = [m for m in raw if m.record_id in turns and turns[m.record_id].content_hash[:12] == _version(m)]
+            return [turn_hit(turns[m.record_id], m.score) for m in best_per_record(current)]
         owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
+        current = [m for m in raw if artifact_of(m.record_id) in owners
+                   and owners[artifact_of(m.record_id)].version == _version(m)]
         if collection == WHOLE:
-            return [artifact_hit(owners[m.record_id], m.score) for m in matches
-                    if m.record_id in owners and owners[m.record_id].version == version[m.record_id]]
-        chunks = self.artifacts.get_chunks(ids)
-        hits = []
-        for m in matches:
-            chunk, owner = chunks.get(m.record_id), owners.get(artifact_of(m.record_id))
-            if chunk and owner and owner.version == version[m.record_id]:
-                hits.append(chunk_hit(owner, chunk.id, chunk.index, chunk.content, m.score))
-        return hits
+            return [artifact_hit(owners[m.record_id], m.score) for m in best_per_record(current)]
+        chunks = self.artifacts.get_chunks(sorted({m.record_id for m in current}))
+        return [chunk_hit(owners[artifact_of(m.record_id)], chunk.id, chunk.index, chunk.content, m.score)
+                for m in best_per_record(current) if (chunk := chunks.get(m.record_id)) is not None]
+
+
+def _version(match: VectorMatch) -> str:
+    """The content version a vector was embedded from: ``<record>::<version>::<piece>``."""
+    return match.id.rsplit("::", 2)[-2]
 
 
 def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
