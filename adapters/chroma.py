@@ -91,6 +91,39 @@ class ChromaVectorIndex(VectorIndex):
         col = self._collection(collection)
         return int(self._call(col.count, "count vectors"))
 
+    def rebuild(self, collection: str) -> None:
+        """Copy every vector into a fresh collection and swap it in.
+
+        Chroma 1.5.9's HNSW can lose live records from query() after deletes and upserts while get()
+        still returns them (chroma-core/chroma#7758); a collection built by inserts alone is whole.
+        A crash mid-way leaves the old collection (or, after its deletion, the full copy, which
+        ``_collection`` renames into place on the next open).
+        """
+        name, spare = self.collection_name(collection), self._spare_name(collection)
+        client = self._connect()
+        old = self._collection(collection)
+        self._call(lambda: _drop(client, spare), "rebuild the index")
+        fresh = self._call(lambda: client.create_collection(
+            spare, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
+            metadata={"kind": collection, **self.profile.as_metadata()}), "rebuild the index")
+        offset = 0
+        while True:
+            page = self._call(lambda: old.get(include=["embeddings", "metadatas"], limit=_PAGE, offset=offset),
+                              "rebuild the index")
+            if len(page["ids"]):
+                self._call(lambda: fresh.add(ids=page["ids"], embeddings=page["embeddings"],
+                                             metadatas=page["metadatas"]), "rebuild the index")
+            if len(page["ids"]) < _PAGE:
+                break
+            offset += _PAGE
+        with self._lock:
+            self._call(lambda: client.delete_collection(name), "rebuild the index")
+            self._call(lambda: fresh.modify(name=name), "rebuild the index")
+            self._collections[collection] = fresh
+
+    def _spare_name(self, collection: str) -> str:
+        return f"rebuild__{self.collection_name(collection)}"[:63]
+
     def collection_name(self, collection: str) -> str:
         return f"{collection}__{self.profile.key}"[:63]
 
@@ -101,6 +134,7 @@ class ChromaVectorIndex(VectorIndex):
         with self._lock:
             if collection not in self._collections:
                 client = self._connect()
+                self._finish_rebuild(client, collection)
                 self._collections[collection] = self._call(lambda: client.get_or_create_collection(
                     self.collection_name(collection),
                     embedding_function=None,
@@ -108,6 +142,16 @@ class ChromaVectorIndex(VectorIndex):
                     metadata={"kind": collection, **self.profile.as_metadata()},
                 ), "open collection")
             return self._collections[collection]
+
+    def _finish_rebuild(self, client: Any, collection: str) -> None:
+        """A rebuild killed after dropping the old collection left the full copy: put it in place."""
+        names = {c if isinstance(c, str) else c.name for c in self._call(client.list_collections, "open collection")}
+        spare = self._spare_name(collection)
+        if spare in names and self.collection_name(collection) not in names:
+            self._call(lambda: client.get_collection(spare).modify(name=self.collection_name(collection)),
+                       "finish an interrupted rebuild")
+        elif spare in names:
+            self._call(lambda: client.delete_collection(spare), "drop an unfinished rebuild")
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -149,3 +193,10 @@ def _where(where: Filter | None) -> dict[str, Any] | None:
     clauses = [{field: {op: value}} for field, cond in where.items()
                for op, value in (cond.items() if isinstance(cond, dict) else [("$eq", cond)])]
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _drop(client: Any, name: str) -> None:
+    try:
+        client.delete_collection(name)
+    except Exception:  # noqa: BLE001 - absent is what we want
+        pass

@@ -106,6 +106,9 @@ class InMemoryVectorIndex(VectorIndex):
     def count(self, collection: str) -> int:
         return len(self._data.get(collection, {}))
 
+    def rebuild(self, collection: str) -> None:
+        self._data[collection] = dict(self._data.get(collection, {}))  # brute force has no index to repair
+
 
 class InMemoryMetadataStore(MetadataStore, AuditLog):
     """Dicts standing in for the SQL tables; writes and their audit entries land together."""

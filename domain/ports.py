@@ -89,6 +89,10 @@ class VectorIndex(Protocol):
 
     def count(self, collection: str) -> int: ...
 
+    def rebuild(self, collection: str) -> None:
+        """Rebuild the collection's search index from its stored vectors (after heavy deletes)."""
+        ...
+
 
 @runtime_checkable
 class MetadataStore(Protocol):

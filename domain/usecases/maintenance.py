@@ -69,6 +69,7 @@ class RepairStores:
         doomed = [vid for vid, owner in self.vectors.all_vectors("memory").items() if owner not in memory_ids]
         self.vectors.delete_vectors("memory", doomed)
         orphans += len(doomed)
+        memory_doomed = len(doomed)
         hashes = self.store.turn_hashes()
         doomed = []
         for vid, owner in self.vectors.all_vectors("history").items():
@@ -84,10 +85,12 @@ class RepairStores:
             return RepairReport(orphans, stale)
         # An ingest interrupted before its commit is rolled back: its vectors, then its rows.
         pending = self.artifacts.pending_versions()
+        touched: set[str] = {c for c, n in (("memory", memory_doomed), ("history", len(doomed))) if n}
         for artifact_id, version in pending:
             for collection in ("artifact", "chunk"):
                 self.vectors.delete_where(collection, {"artifact_id": artifact_id, "version": version})
             self.artifacts.discard_pending(artifact_id, version)
+            touched |= {"artifact", "chunk"}
         # After a commit, only the committed version's vectors may remain.
         current = self.artifacts.committed_versions()
         for collection in ("artifact", "chunk"):
@@ -99,4 +102,9 @@ class RepairStores:
                     orphans += version is None
                     stale += version is not None
             self.vectors.delete_vectors(collection, doomed)
+            if doomed:
+                touched.add(collection)
+        # Deletes can leave a Chroma index unable to find live vectors; after a repair, rebuild.
+        for collection in sorted(touched):
+            self.vectors.rebuild(collection)
         return RepairReport(orphans, stale, len(pending))

@@ -54,3 +54,18 @@ class TestSqliteArtifactStore(ArtifactStoreContract):
         store = SqlArtifactStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
         yield store
         store.close()
+
+
+def test_an_interrupted_rebuild_is_finished_on_the_next_open(tmp_path: Path) -> None:
+    from tests.contract.vector_index_contract import record, unit
+
+    first = ChromaVectorIndex(PROFILE, path=str(tmp_path / "chroma"))
+    first.upsert("memory", [record("a::1::0", "a", unit(1, 0, 0, 0)), record("b::1::0", "b", unit(0, 1, 0, 0))])
+    client = first._connect()
+    spare = client.create_collection(first._spare_name("memory"), embedding_function=None)
+    got = first._collection("memory").get(include=["embeddings", "metadatas"])
+    spare.add(ids=got["ids"], embeddings=got["embeddings"], metadatas=got["metadatas"])
+    client.delete_collection(first.collection_name("memory"))  # killed right after dropping the old one
+    reopened = ChromaVectorIndex(PROFILE, path=str(tmp_path / "chroma"))
+    assert reopened.all_vectors("memory") == {"a::1::0": "a", "b::1::0": "b"}
+    assert reopened.query("memory", unit(0, 1, 0, 0), 1)[0].record_id == "b"

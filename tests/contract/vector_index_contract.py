@@ -98,3 +98,12 @@ class VectorIndexContract:
         assert set(filled.all_vectors("memory").values()) == {"b", "c"}
         filled.delete_where("memory", {"type": "nothing-has-this"})
         assert filled.count("memory") == 2
+
+    def test_rebuild_keeps_every_vector_searchable(self, filled: VectorIndex) -> None:
+        filled.delete_records("memory", ["b"])
+        filled.rebuild("memory")
+        assert filled.all_vectors("memory") == {"a::1::0": "a", "a::1::1": "a", "c::1::0": "c"}
+        assert filled.query("memory", unit(0, 0, 1, 0), 1)[0].record_id == "c"
+        assert {m.record_id for m in filled.query("memory", unit(1, 1, 1, 0), 10, {"type": "fact"})} == {"a", "c"}
+        filled.upsert("memory", [record("d::1::0", "d", unit(0, 0, 0, 1), type="fact")])
+        assert filled.query("memory", unit(0, 0, 0, 1), 1)[0].record_id == "d"
