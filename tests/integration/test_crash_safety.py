@@ -3,13 +3,19 @@
 A real ``memtrove serve`` (stdio, OpenAI-compatible embedder against a local fake) ingests an
 artifact of ~1,120 chunks and is SIGKILLed (MEMTROVE_CRASH_AT) at every checkpoint of the write
 path: embedded, pending_written, vectors_0 ... vectors_17 (one per 64 vectors), committed,
-old_vectors_deleted (22 points). Each kill is a fresh data directory, for a first ingest and for a
-replacement of an existing version. After each kill we check, from a copy of the data directory,
-that the process really died at that point; then a new server (no crash) must never show a partial
-artifact through artifact_get / artifact_search / hybrid_search (even before its start-up repair
-ran), must repair the stores (read directly afterwards: no pending row, no orphan vector, no orphan
-row, rows and vectors agree exactly, the artifact is either the old complete version or the new
-complete one), and re-ingesting must converge to exactly the state of an uninterrupted ingest.
+old_vectors_deleted (22 points) for a first ingest, and at 7 of them for a replacement of a
+complete older version; each in a fresh data directory. Per kill:
+
+1. the ingest call fails because the process died, with exit status -9;
+2. a copy of the data directory shows the process died exactly at that point (pending or committed
+   rows, and exactly the first (k+1)*64 vectors of the new version at ``vectors_k``);
+3. a new server (no fault) never shows a partial artifact through artifact_get (even before its
+   start-up repair ran), hybrid_search or artifact_search; its repaired stores, copied while it is
+   frozen (SIGSTOP: exactly what a kill at that instant would leave), hold no pending row, no
+   orphan vector, no orphan row, rows and vectors agree exactly, and the artifact is either absent /
+   the old complete version (killed before the commit) or the new complete one (at or after it);
+4. re-ingesting in that server converges to exactly the stores of an uninterrupted ingest (read
+   directly after a clean stop), and once more answers "unchanged".
 
 The scenarios are independent processes; two run at a time on a pool (this is a 2-core box), each
 test waits for its own scenario and reports its own failure.
@@ -33,7 +39,7 @@ import pytest
 
 from domain.usecases.artifacts import VECTOR_BATCH
 from tests.support.crash_driver import (
-    RawStdioServer, ServerDied, StoreSnapshot, chroma_exclusive, document, snapshot,
+    RawStdioServer, ServerDied, StoreSnapshot, chroma_exclusive, document, snapshot, unreachable_vectors,
 )
 from tests.support.fake_openai import FakeOpenAIServer
 
@@ -43,7 +49,7 @@ WORKERS = 2
 DIMS = 32
 
 # Deterministic, non-repetitive documents. V2 replaces V1 under the same source id: it keeps V1's
-# first half (~630 identical chunks, so identical chunk ids in both versions) and then differs.
+# first half (~570 identical chunks, so identical chunk ids in both versions) and then differs.
 V1 = document(7, 1140)
 V2 = V1[:V1.index("\n\n", len(V1) // 2)] + "\n\n" + document(8, 570)
 # What these documents cut into with CHUNK_TARGET_TOKENS=40 / CHUNK_OVERLAP_TOKENS=8, checked
@@ -84,6 +90,7 @@ class Reference:
     chunks: tuple[tuple[int, str, int, int, str], ...]  # (index, chunk_id, start, end, content_hash)
     chunk_text: dict[str, str]
     vector_order: tuple[str, ...]  # vector ids in the order the ingest upserts them
+    unreachable: tuple[str, ...]  # stored vectors a query with their own embedding does not find
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -115,7 +122,8 @@ def make_reference(fake: FakeOpenAIServer, root: Path, name: str, text: str) -> 
         text=text, art_id=art_id, version=version, content_hash=rows[0]["content_hash"], data_dir=data,
         chunks=tuple((c["chunk_index"], c["chunk_id"], c["start_char"], c["end_char"], c["content_hash"])
                      for c in chunk_rows),
-        chunk_text={c["chunk_id"]: c["content"] for c in chunk_rows}, vector_order=order)
+        chunk_text={c["chunk_id"]: c["content"] for c in chunk_rows}, vector_order=order,
+        unreachable=tuple(unreachable_vectors(data)["chunk"]))
     assert ref.content_hash == hashlib.sha256(text.encode("utf-8")).hexdigest()
     assert result.structured["num_chunks"] == len(ref.chunks)
     check_consistent(snap, art_id, ref)
@@ -197,9 +205,11 @@ def check_get(server: RawStdioServer, art_id: str, visible: Reference | None) ->
 
 
 def check_search(server: RawStdioServer, tool: str, art_id: str, probe: tuple[str, str],
-                 visible: Reference | None, expand: bool = False, limit: int = 1) -> None:
-    """Any hit of ``art_id`` is a chunk of the visible version with its content; an exact probe ranks first.
+                 visible: Reference | None, expand: bool = False, limit: int = 1) -> str | None:
+    """Any hit of ``art_id`` is a chunk of the visible version with its content (asserted).
 
+    Returns a note when a probe equal to one of the visible chunks did not find that very chunk
+    first: its vector is stored but unreachable (see test_search_reaches_every_vector_after_recovery).
     One artifact gives at most one result; a limit above 1 makes the search widen its vector fetch
     round by round until it has read every vector of the index (slow, so done once per restart).
     """
@@ -212,19 +222,24 @@ def check_search(server: RawStdioServer, tool: str, art_id: str, probe: tuple[st
     hits = [h for h in (found.structured or {})["results"] if h.get("artifact_id") == art_id]
     if visible is None:
         assert not hits, f"{tool} returned a chunk of an artifact that must be absent: {hits[0]['id']}"
-        return
+        return None
     assert hits, f"{tool} did not find the visible artifact for a query equal to one of its chunks"
     for hit in hits:
         assert hit["type"] == "chunk" and hit["id"] in visible.chunk_text, f"{tool} returned {hit['id']} of another version"
         if not expand:
             assert hit["content"] == visible.chunk_text[hit["id"]], f"{tool} returned content of another version"
-    if visible.chunk_text.get(probe_id) == probe_text:
-        assert hits[0]["id"] == probe_id, f"{tool}: exact chunk text did not rank its chunk first"
     if expand:
         index = visible.chunk_ids.index(hits[0]["id"])
         around = visible.chunk_ids[max(index - 1, 0):index + 2]
         assert hits[0]["neighbors"] == [c for c in around if c != hits[0]["id"]], "neighbours of another version"
         assert hits[0]["content"] == "\n[CHUNK BOUNDARY]\n".join(visible.chunk_text[c] for c in around)
+    if visible.chunk_text.get(probe_id) == probe_text and hits[0]["id"] != probe_id:
+        return f"{tool} for the exact text of chunk {short(probe_id)} returned chunk {short(hits[0]['id'])}"
+    return None
+
+
+def short(record_id: str) -> str:
+    return record_id.split("::", 1)[1]
 
 
 def state_at_kill(snap: StoreSnapshot, point: str, target: Reference, prior: Reference | None) -> None:
@@ -265,6 +280,8 @@ class Outcome:
     exit_code: int
     seconds: float
     phases: dict[str, float]
+    search_misses: list[str]  # exact chunk probes through MCP that did not find their chunk first
+    unreachable: dict[str, list[str]]  # stored vectors a query with their own embedding does not find
 
 
 class Scenarios:
@@ -332,11 +349,12 @@ class Scenarios:
                   for ref, i in ((v1, 0), (v1, len(v1.chunks) // 3), (v1, -1), (v2, -1))]
         server = RawStdioServer(data, self.env(MEMTROVE_WARMUP="true"), work / "restarted.log")
         repaired = work / "repaired"
+        misses: list[str | None] = []
         with server:
             check_get(server, target.art_id, visible)  # artifact_get does not wait for the repair
             for probe in probes:  # hybrid_search is the first call that waits for the repair
-                check_search(server, "hybrid_search", target.art_id, probe, visible)
-                check_search(server, "artifact_search", target.art_id, probe, visible)
+                misses.append(check_search(server, "hybrid_search", target.art_id, probe, visible))
+                misses.append(check_search(server, "artifact_search", target.art_id, probe, visible))
             check_search(server, "hybrid_search", target.art_id, probes[1], visible, expand=True)
             check_search(server, "hybrid_search", target.art_id, probes[3], visible, limit=10)
             check_get(server, target.art_id, visible)
@@ -356,16 +374,19 @@ class Scenarios:
             assert not again.is_error and (again.structured or {})["status"] == "unchanged", again.text
             check_get(server, target.art_id, target)
             for probe in probes:
-                check_search(server, "hybrid_search", target.art_id, probe, target)
+                misses.append(check_search(server, "hybrid_search", target.art_id, probe, target))
         assert server.process.returncode == 0, server.stderr()[-2000:]
         assert "stores_repaired" in server.stderr(), "the restarted server never ran its start-up repair"
         lap("converged")
         check_consistent(snapshot(repaired, read_only=False), target.art_id, visible)
+        unreachable = {"after repair": unreachable_vectors(repaired)["chunk"]}
         lap("repaired_state")
         check_consistent(snapshot(data), target.art_id, target)  # after a clean stop
+        unreachable["after re-ingest"] = unreachable_vectors(data)["chunk"]
         lap("final_state")
         shutil.rmtree(work)
-        outcome = Outcome(kind, point, exit_code, round(time.monotonic() - started, 1), phases)
+        outcome = Outcome(kind, point, exit_code, round(time.monotonic() - started, 1), phases,
+                          [m for m in misses if m], unreachable)
         print(f"crash scenario {outcome}", flush=True)
         return outcome
 
@@ -420,7 +441,7 @@ def test_reads_at_every_checkpoint_of_a_replacement_see_one_complete_version(
     """In-process, real SQLite + Chroma: at each checkpoint of replacing V1 by V2, get and search see
     exactly V1 (before the commit) or exactly V2 (from the commit on), never a mix, never a gap.
 
-    V1 and V2 share ~630 chunks (same index and content, so the same chunk id); probing with a
+    V1 and V2 share ~570 chunks (same index and content, so the same chunk id); probing with a
     chunk's exact text must return that very chunk of the visible version.
     """
     from config.settings import Settings
@@ -506,14 +527,37 @@ def test_replacement_killed_at(point: str, scenarios: Scenarios) -> None:
     assert scenarios.outcome("replace", point).exit_code == -9
 
 
-def test_kill_points_cover_the_write_path(scenarios: Scenarios) -> None:
-    """At least 20 distinct checkpoints, in the write path's order, each killed for real (-9)."""
-    killed = set()
+def test_search_reaches_every_vector_after_recovery(scenarios: Scenarios) -> None:
+    """After a crash and its repair, and after re-ingesting, every stored chunk vector is findable.
+
+    Each vector is queried with its own embedding (all are distinct, so it must come first). The
+    uninterrupted reference ingests are the control. Rows and vectors may agree exactly (the
+    scenario tests) while the index still cannot reach some vectors: those chunks are then stored
+    but can never be found by artifact_search / hybrid_search.
+    """
+    control = {name: scenarios.reference(name).unreachable for name in ("v1", "v2")}
+    found: list[str] = []
     for (kind, point), future in scenarios.futures.items():
-        if future.done() and future.exception() is None and future.result().exit_code == -9:
-            killed.add(point)
+        if future.exception() is not None:
+            continue  # that scenario's own test reports it
+        outcome = future.result()
+        for stage, ids in outcome.unreachable.items():
+            if ids:
+                found.append(f"{kind} ingest killed at {point}, {stage}: {len(ids)} unreachable, e.g. "
+                             f"{', '.join(short(i) for i in ids[:3])}")
+        found += [f"{kind} ingest killed at {point}: {miss}" for miss in outcome.search_misses]
+    assert not any(control.values()), f"vectors unreachable even without a crash: {control}"
+    assert not found, (
+        f"{len(found)} findings of stored chunk vectors that search cannot reach after crash recovery "
+        f"(none in the uninterrupted control ingests):\n" + "\n".join(found[:30]))
+
+
+def test_kill_points_cover_the_write_path(scenarios: Scenarios) -> None:
+    """At least 20 distinct checkpoints, in the write path's order, each really killed (-9) and checked."""
     if set(POINTS_FIRST) - {p for k, p in scenarios.futures if k == "first"}:
         pytest.skip("only part of the kill points was selected")
     assert len(POINTS_FIRST) >= 20 and len(set(POINTS_FIRST)) == len(POINTS_FIRST)
+    killed = {point for (kind, point), future in scenarios.futures.items()
+              if future.exception() is None and future.result().exit_code == -9}
     assert killed >= set(POINTS_FIRST), f"kill points not verified: {sorted(set(POINTS_FIRST) - killed)}"
     assert len(killed) >= 20

@@ -284,6 +284,36 @@ def _read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
         SharedSystemClient.clear_system_cache()
 
 
+def unreachable_vectors(data_dir: Path) -> dict[str, list[str]]:
+    """Per collection kind, the vectors a query with their own stored embedding does not return first.
+
+    Every vector of our artifacts is distinct, so each must be its own nearest neighbour; one that
+    is not is stored (``get`` returns it) but can never be found by a search.
+    """
+    with _CHROMA_LOCK:
+        import chromadb
+        from chromadb.api.client import SharedSystemClient
+        from chromadb.config import Settings
+
+        client = chromadb.PersistentClient(path=str(data_dir / "chroma"), settings=Settings(anonymized_telemetry=False))
+        try:
+            missed: dict[str, list[str]] = {"artifact": [], "chunk": []}
+            for collection in client.list_collections():
+                kind = collection.name.split("__", 1)[0]
+                if kind not in missed:
+                    continue
+                col = client.get_collection(collection.name)
+                got = col.get(include=["embeddings"])
+                ids, embeddings = list(got["ids"]), got["embeddings"]
+                for start in range(0, len(ids), 500):
+                    found = col.query(query_embeddings=embeddings[start:start + 500], n_results=1, include=[])
+                    missed[kind] += [vid for vid, top in zip(ids[start:start + 500], found["ids"], strict=True)
+                                     if top[:1] != [vid]]
+            return missed
+        finally:
+            SharedSystemClient.clear_system_cache()
+
+
 def snapshot(data_dir: Path, read_only: bool = True) -> StoreSnapshot:
     """Both stores of a data directory no process has open (a stopped server's, or a copy)."""
     arts, chunks, audit = read_sql(data_dir, read_only)
