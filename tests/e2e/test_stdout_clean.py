@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.scenario import EXPECTED_TOOLS
+
 from tests.support.mcp_procs import memtrove_command, server_env
 
 pytestmark = pytest.mark.slow
@@ -125,8 +127,7 @@ def test_every_stdout_line_is_json_rpc(session: dict[str, Any]) -> None:
 def test_the_session_itself_worked(session: dict[str, Any]) -> None:
     assert session["initialized"]["result"]["serverInfo"]["name"] == "memtrove"
     names = {tool["name"] for tool in session["tools"]["result"]["tools"]}
-    assert names == {"memory_store", "memory_search", "memory_list", "memory_delete",
-                     "history_append", "history_get", "embedding_health"}
+    assert names == EXPECTED_TOOLS
     stored = session["stored"]["result"]
     assert not stored.get("isError"), stored
     assert stored["structuredContent"]["id"].startswith("mem_")
