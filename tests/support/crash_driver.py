@@ -12,6 +12,7 @@ import os
 import queue
 import random
 import signal
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -22,9 +23,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.mcp_procs import memtrove_command, server_env
 
 PROTOCOL_VERSION = "2025-06-18"
+
+
+class QuickFakeOpenAIServer(FakeOpenAIServer):
+    """The fake OpenAI server, answering without Nagle's delay.
+
+    Its handler sends the headers and the body in two writes; with Nagle's algorithm the body then
+    waits for the client's delayed ACK, ~40 ms per request. The crash test makes thousands.
+    """
+
+    def start(self) -> QuickFakeOpenAIServer:
+        super().start()
+        httpd = getattr(self, "_httpd", None)
+        if httpd is not None:
+            accept = httpd.get_request
+
+            def get_request() -> tuple[socket.socket, Any]:
+                conn, address = accept()
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                return conn, address
+
+            httpd.get_request = get_request
+        return self
 
 
 class ServerDied(RuntimeError):
