@@ -9,72 +9,17 @@ from typing import Any
 from domain.errors import ValidationError
 from domain.fusion import best_per_record, reciprocal_rank_fusion
 from domain.ids import artifact_of
-from domain.model import (
-    ARTIFACT_TYPES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, EmbeddingProfile, Hit, RequestContext, Vector,
-    VectorMatch,
-)
+from domain.model import Artifact, EmbeddingProfile, Hit, RequestContext, Vector, VectorMatch
 from domain.ports import ArtifactStore, Embedder, Filter, MetadataStore, PrivacyPolicy, VectorIndex
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.common import apply_policies
-from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
+from domain.usecases.filters import parse_filters
+from domain.validation import require_int, require_text
 
 BOUNDARY = "[CHUNK BOUNDARY]"
 SNIPPET = 300
-FILTER_FIELDS = ("artifact_type", "source_system", "sensitivity", "visibility_scope", "time_range_start",
-                 "time_range_end", "conversation_id")
-ARTIFACT_ONLY = ("artifact_type", "source_system", "sensitivity", "visibility_scope")
 # What callers see a collection called (the spec's names); the vector index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", "history": "history"}
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Validated filters; each collection receives the part it can honour inside its index."""
-
-    equal: dict[str, str] = field(default_factory=dict)
-    since: float | None = None
-    until: float | None = None
-
-    def where(self, collection: str) -> Filter | None:
-        """The index filter for a collection, or None when a filter excludes the whole collection."""
-        clause: dict[str, Any] = {}
-        for name, value in self.equal.items():
-            applies = (name in ARTIFACT_ONLY and collection in (WHOLE, CHUNKS)) or (
-                name == "conversation_id" and collection in ("memory", "history"))
-            if not applies:
-                return None
-            clause[name] = value
-        if self.since is not None or self.until is not None:
-            bounds = {op: v for op, v in (("$gte", self.since), ("$lte", self.until)) if v is not None}
-            clause["ts_epoch"] = bounds
-        return clause
-
-
-def parse_filters(raw: object, **named: object) -> Filters:
-    """Filters from a dict (hybrid_search) and/or named arguments (artifact_search)."""
-    if raw is not None and not isinstance(raw, dict):
-        raise ValidationError("filters", "Invalid filter: filters must be an object")
-    values = {**(raw or {}), **{k: v for k, v in named.items() if v is not None}}
-    unknown = sorted(set(values) - set(FILTER_FIELDS))
-    if unknown:
-        raise ValidationError("filters", f"Invalid filter: unknown field {unknown[0]!r}; allowed: {', '.join(FILTER_FIELDS)}")
-    equal: dict[str, str] = {}
-    choices = {"artifact_type": ARTIFACT_TYPES, "sensitivity": SENSITIVITIES, "visibility_scope": VISIBILITY_SCOPES}
-    for name in ("artifact_type", "sensitivity", "visibility_scope"):
-        if values.get(name) is not None:
-            equal[name] = require_choice(name, values[name], choices[name])
-    for name, limit in (("source_system", 100), ("conversation_id", 100)):
-        if values.get(name) is not None:
-            equal[name] = require_text(name, values[name], limit)
-    since = epoch(parse_timestamp("time_range_start", values["time_range_start"])) \
-        if values.get("time_range_start") is not None else None
-    until = epoch(parse_timestamp("time_range_end", values["time_range_end"])) \
-        if values.get("time_range_end") is not None else None
-    if since is not None and until is not None and since > until:
-        raise ValidationError("time_range_start", "Invalid filter: time_range_start is after time_range_end")
-    return Filters(equal, since, until)
-
-
 
 
 def check_flag(name: str, value: object) -> bool:
