@@ -17,6 +17,12 @@ complete older version; each in a fresh data directory. Per kill:
 4. re-ingesting in that server converges to exactly the stores of an uninterrupted ingest (read
    directly after a clean stop), and once more answers "unchanged".
 
+test_search_reaches_every_vector_after_recovery then requires every stored vector of every
+scenario (after the repair, and after re-ingesting) to be found by a query with its own embedding:
+rows and vectors can agree while the index cannot reach some of them (Chroma 1.5.9, see there).
+Also here: an embedding failure part-way writes nothing, and reads made in-process at every
+checkpoint of a live replacement see exactly one complete version.
+
 The scenarios are independent processes; two run at a time on a pool (this is a 2-core box), each
 test waits for its own scenario and reports its own failure.
 """
@@ -135,10 +141,11 @@ def make_reference(fake: FakeOpenAIServer, root: Path, name: str, text: str) -> 
 
 def check_consistent(snap: StoreSnapshot, art_id: str, visible: Reference | None) -> None:
     """Rows and vectors agree exactly; ``art_id`` is absent (None) or exactly ``visible``."""
+    assert not snap.vectors["other"], f"vectors outside the live collections: {sorted(snap.vectors['other'])[:3]}"
     pending = [(r["artifact_id"], r["version"]) for r in snap.artifact_rows if r["status"] != "committed"]
     assert not pending, f"pending (uncommitted) artifact rows remain: {pending}"
     committed = {(r["artifact_id"], r["version"]): r for r in snap.artifact_rows}
-    assert len({a for a, _ in committed}) == len(committed), f"two committed versions of one artifact: {committed.keys()}"
+    assert len({a for a, _ in committed}) == len(committed), f"an artifact with two committed versions: {committed}"
 
     # Rows: every chunk row belongs to a committed artifact row, which has exactly its num_chunks rows.
     rows_by: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -226,7 +233,7 @@ def check_search(server: RawStdioServer, tool: str, art_id: str, probe: tuple[st
         return None
     assert hits, f"{tool} did not find the visible artifact for a query equal to one of its chunks"
     for hit in hits:
-        assert hit["type"] == "chunk" and hit["id"] in visible.chunk_text, f"{tool} returned {hit['id']} of another version"
+        assert hit["type"] == "chunk" and hit["id"] in visible.chunk_text, f"{tool} returned {hit['id']}, not visible"
         if not expand:
             assert hit["content"] == visible.chunk_text[hit["id"]], f"{tool} returned content of another version"
     if expand:
@@ -378,7 +385,6 @@ class Scenarios:
             for probe in probes:
                 misses.append(check_search(server, "hybrid_search", target.art_id, probe, target))
         assert server.process.returncode == 0, server.stderr()[-2000:]
-        assert "stores_repaired" in server.stderr(), "the restarted server never ran its start-up repair"
         lap("converged")
         check_consistent(snapshot(repaired, read_only=False), target.art_id, visible)
         unreachable = {"after repair": unreachable_vectors(repaired)["chunk"]}
@@ -433,7 +439,7 @@ def test_an_embedding_failure_part_way_writes_nothing(tmp_path: Path) -> None:
         assert server.process.returncode == 0, server.stderr()
         snap = snapshot(tmp_path / "data")
     assert snap.artifact_rows == [] and snap.chunk_rows == [], "rows were written for a failed ingest"
-    assert snap.vectors == {"artifact": {}, "chunk": {}}, "vectors were written for a failed ingest"
+    assert snap.vectors == {"artifact": {}, "chunk": {}, "other": {}}, "vectors were written for a failed ingest"
     mentioned = [r for r in snap.audit_rows if any(i.startswith("art_") for i in json.loads(r["item_ids"]))]
     assert mentioned == [], f"the audit log records an ingest that wrote nothing: {mentioned}"
 
@@ -535,7 +541,9 @@ def test_search_reaches_every_vector_after_recovery(scenarios: Scenarios) -> Non
     Each vector is queried with its own embedding (all are distinct, so it must come first). The
     uninterrupted reference ingests are the control. Rows and vectors may agree exactly (the
     scenario tests) while the index still cannot reach some vectors: those chunks are then stored
-    but can never be found by artifact_search / hybrid_search.
+    but can never be found by artifact_search / hybrid_search. Chroma 1.5.9 does that after deletes
+    (chroma-core/chroma#7758), and the repair deletes the interrupted version's vectors which the
+    retry then adds again under the same ids.
     """
     control = {name: scenarios.reference(name).unreachable for name in ("v1", "v2")}
     found: list[str] = []

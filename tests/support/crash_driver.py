@@ -243,7 +243,9 @@ class StoreSnapshot:
     artifact_rows: list[dict[str, Any]]  # every row of ``artifacts`` (any status)
     chunk_rows: list[dict[str, Any]]  # every row of ``artifact_chunks``
     audit_rows: list[dict[str, Any]]
-    vectors: dict[str, dict[str, dict[str, Any]]]  # collection kind ("artifact"/"chunk") -> id -> metadata
+    # collection kind -> vector id -> metadata: "artifact" and "chunk" (the live collections, any
+    # profile), "other" (vectors in any further collection but memory / history, as "name/id")
+    vectors: dict[str, dict[str, dict[str, Any]]]
 
 
 def read_sql(data_dir: Path, read_only: bool = True
@@ -288,17 +290,20 @@ def _read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
 
     client = chromadb.PersistentClient(path=str(data_dir / "chroma"), settings=Settings(anonymized_telemetry=False))
     try:
-        found: dict[str, dict[str, dict[str, Any]]] = {"artifact": {}, "chunk": {}}
+        found: dict[str, dict[str, dict[str, Any]]] = {"artifact": {}, "chunk": {}, "other": {}}
         for collection in client.list_collections():
             kind = collection.name.split("__", 1)[0]
-            if kind not in found:
+            if kind in ("memory", "history"):
                 continue
             col = client.get_collection(collection.name)
             offset = 0
             while True:
                 got = col.get(include=["metadatas"], limit=5000, offset=offset)
                 for vid, meta in zip(got["ids"], got["metadatas"], strict=True):
-                    found[kind][vid] = dict(meta or {})
+                    if kind in found and kind != "other":
+                        found[kind][vid] = dict(meta or {})
+                    else:  # any other collection (a left-over copy, say) holding vectors
+                        found["other"][f"{collection.name}/{vid}"] = dict(meta or {})
                 if len(got["ids"]) < 5000:
                     break
                 offset += 5000
