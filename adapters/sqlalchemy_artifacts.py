@@ -9,12 +9,13 @@ from typing import Any
 from sqlalchemy import (
     Boolean, Column, Float, Index, Integer, String, Table, Text, and_, delete, insert, select, update,
 )
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
-from adapters.sqlalchemy_store import SqlMetadataStore, _epoch, _profile, _profile_columns, metadata
+from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
 from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk, AuditEntry
 from domain.ports import ArtifactStore
+from domain.validation import epoch
 
 PENDING, COMMITTED = "pending", "committed"
 
@@ -67,9 +68,6 @@ _committed_chunks = chunks.join(artifacts, and_(
 
 class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
     """The metadata store plus artifacts: one engine, one transaction per change."""
-
-    def __init__(self, engine: Engine) -> None:
-        super().__init__(engine)
 
     def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
         with self._write() as conn:
@@ -169,7 +167,7 @@ def _row(a: Artifact) -> dict[str, Any]:
     return {
         "artifact_id": a.id, "version": a.version, "artifact_type": a.artifact_type,
         "source_system": a.source_system, "source_id": a.source_id, "source_url": a.source_url, "title": a.title,
-        "author": a.author, "participants": json.dumps(list(a.participants)), "ts": a.ts, "ts_epoch": _epoch(a.ts),
+        "author": a.author, "participants": json.dumps(list(a.participants)), "ts": a.ts, "ts_epoch": epoch(a.ts),
         "content_hash": a.content_hash, "token_count": a.token_count, "is_chunked": a.is_chunked,
         "num_chunks": a.num_chunks, "sensitivity": a.sensitivity, "visibility_scope": a.visibility_scope,
         "retention_policy": a.retention_policy, "ingested_at": a.ingested_at, "chunker": a.chunker,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import (
@@ -18,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
 from domain.ports import AuditLog, MetadataStore
+from domain.validation import epoch
 
 T = TypeVar("T")
 metadata = MetaData()
@@ -113,7 +113,7 @@ class SqlMetadataStore(MetadataStore, AuditLog):
         with self._write() as conn:
             conn.execute(insert(memories).values(
                 id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
-                ts=memory.ts, ts_epoch=_epoch(memory.ts), conversation_id=memory.conversation_id,
+                ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
                 token_count=memory.token_count, **_profile_values(memory.profile)))
             self._append(conn, entry)
 
@@ -148,7 +148,7 @@ class SqlMetadataStore(MetadataStore, AuditLog):
                                              turns.c.turn_index == turn.turn_index))
             conn.execute(insert(turns).values(
                 id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
-                content=turn.content, ts=turn.ts, ts_epoch=_epoch(turn.ts), token_count=turn.token_count,
+                content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
                 content_hash=turn.content_hash, **_profile_values(turn.profile)))
             self._append(conn, entry)
 
@@ -213,10 +213,6 @@ class SqlMetadataStore(MetadataStore, AuditLog):
             return action()
         except SQLAlchemyError as exc:
             raise StorageError(f"Failed to {what} in the metadata store: {exc}") from exc
-
-
-def _epoch(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
 def _profile_values(profile: EmbeddingProfile) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -26,6 +27,17 @@ def require_text(field: str, value: object, max_chars: int, label: str | None = 
             field,
             f"{name} exceeds maximum length of {max_chars} characters (field '{field}', got {len(value)})",
         )
+    return value
+
+
+def require_id(field: str, value: object, prefix: str, pattern: re.Pattern[str], shape: str) -> str:
+    """An identifier of the form ``pattern`` (e.g. ``mem_`` + 32 hex characters)."""
+    if value is None:
+        raise ValidationError(field, f"Missing required field: {field}")
+    if not isinstance(value, str) or not value.startswith(prefix):
+        raise ValidationError(field, f"Invalid {field}: must start with '{prefix}'")
+    if not pattern.match(value):
+        raise ValidationError(field, f"Invalid {field}: expected '{prefix}' followed by {shape}")
     return value
 
 

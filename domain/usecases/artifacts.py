@@ -9,15 +9,15 @@ from urllib.parse import urlsplit
 
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
-from domain.ids import ARTIFACT_ID, artifact_id, chunk_id, piece_id
+from domain.ids import ARTIFACT_ID, artifact_id, chunk_id
 from domain.locking import KeyedLock
 from domain.model import (
     ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, ArtifactChunk, Chunk, ChunkSpec,
     VectorRecord,
 )
 from domain.ports import ArtifactStore, Chunker, Embedder, Tokenizer, VectorIndex
-from domain.usecases.common import Clock, audit, utc_now
-from domain.validation import epoch, optional_text, parse_timestamp, require_choice, require_text
+from domain.usecases.common import Clock, audit, piece_records, utc_now
+from domain.validation import epoch, optional_text, require_id, parse_timestamp, require_choice, require_text
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
 MAX_CONTENT = 10_000_000
@@ -180,20 +180,19 @@ class IngestArtifact:
                 "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
                 "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
         targets = [(artifact.id, content, -1)] if not chunks else [(c.id, c.content, c.index) for c in chunks]
-        planned = [(record_id, index, piece) for record_id, text, index in targets for piece in self.split(text)]
+        planned = [(record_id, piece, {**meta, "chunk_index": index})
+                   for record_id, text, index in targets for piece in self.split(text)]
         vectors: list[list[float]] = []
         try:
             for start in range(0, len(planned), self.embed_batch):
                 batch = planned[start:start + self.embed_batch]
-                vectors += self.embedder.embed_documents([p.content for _, _, p in batch])
+                vectors += self.embedder.embed_documents([p.content for _, p, _ in batch])
         except MemtroveError as exc:
             failed = len({record_id for record_id, _, _ in planned[len(vectors):]})
             raise EmbeddingError(
                 f"Failed to ingest artifact: embedding generation failed for {failed} "
                 f"{'chunk' if failed == 1 else 'chunks'}. No data was written. Error: {exc.message}") from exc
-        return [VectorRecord(piece_id(record_id, artifact.content_hash, piece.index), record_id, vector,
-                             {**meta, "chunk_index": index, "version": artifact.version, "piece": piece.index})
-                for (record_id, index, piece), vector in zip(planned, vectors, strict=True)]
+        return piece_records(planned, vectors, artifact.content_hash)
 
     def _roll_back(self, art_id: str, version: str) -> None:
         try:
@@ -207,13 +206,7 @@ class IngestArtifact:
 
 
 def check_artifact_id(value: object) -> str:
-    if value is None:
-        raise ValidationError("artifact_id", "Missing required field: artifact_id")
-    if not isinstance(value, str) or not value.startswith("art_"):
-        raise ValidationError("artifact_id", "Invalid artifact_id: must start with 'art_'")
-    if not ARTIFACT_ID.match(value):
-        raise ValidationError("artifact_id", "Invalid artifact_id: expected 'art_' followed by 32 hex characters")
-    return value
+    return require_id("artifact_id", value, "art_", ARTIFACT_ID, "32 hex characters")
 
 
 @dataclass(frozen=True, slots=True)

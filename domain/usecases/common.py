@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from domain.errors import EmbeddingError, MemtroveError
 from domain.ids import piece_id
-from domain.model import AuditEntry, Chunk, Hit, RequestContext, VectorRecord
+from domain.model import AuditEntry, Chunk, Hit, RequestContext, Vector, VectorRecord
 from domain.ports import Embedder, PrivacyPolicy
 from domain.validation import format_ts
 
@@ -23,6 +23,9 @@ def audit(action: str, collection: str, ids: Sequence[str], ts: str, **detail: o
                       ts=ts, detail=dict(detail))
 
 
+Planned = Sequence[tuple[str, Chunk, dict[str, object]]]  # (record id, piece, metadata) per vector
+
+
 def embed_pieces(
     embedder: Embedder, record_id: str, version_hash: str, pieces: Sequence[Chunk],
     metadata: dict[str, object],
@@ -34,6 +37,11 @@ def embed_pieces(
         raise
     except Exception as exc:  # an adapter bug must still surface as an embedding failure
         raise EmbeddingError(f"Failed to generate embeddings: {exc}") from exc
+    return piece_records([(record_id, piece, metadata) for piece in pieces], vectors, version_hash)
+
+
+def piece_records(planned: Planned, vectors: Sequence[Vector], version_hash: str) -> list[VectorRecord]:
+    """Vector records whose ids and metadata carry the content version they were embedded from."""
     return [
         VectorRecord(
             id=piece_id(record_id, version_hash, piece.index),
@@ -41,7 +49,7 @@ def embed_pieces(
             vector=vector,
             metadata={**metadata, "version": version_hash[:12], "piece": piece.index},
         )
-        for piece, vector in zip(pieces, vectors, strict=True)
+        for (record_id, piece, metadata), vector in zip(planned, vectors, strict=True)
     ]
 
 

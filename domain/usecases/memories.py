@@ -6,13 +6,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
-from domain.errors import NotFoundError, StorageError, ValidationError
+from domain.errors import NotFoundError, StorageError
 from domain.fusion import fetch_distinct
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, VectorMatch
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
-from domain.validation import epoch, optional_text, require_choice, require_int, require_text, require_unit_float
+from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"
 
@@ -121,12 +121,7 @@ class DeleteMemory:
     clock: Clock = utc_now
 
     def __call__(self, memory_id: str) -> str:
-        if memory_id is None:
-            raise ValidationError("memory_id", "Missing required field: memory_id")
-        if not isinstance(memory_id, str) or not memory_id.startswith("mem_"):
-            raise ValidationError("memory_id", "Invalid memory_id: must start with 'mem_'")
-        if not MEMORY_ID.match(memory_id):
-            raise ValidationError("memory_id", "Invalid memory_id: expected 'mem_' followed by 32 hex characters")
+        require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
         if not self.store.delete_memory(memory_id, audit("delete", COLLECTION, [memory_id], self.clock())):
             raise NotFoundError(f"Memory {memory_id} not found")
         try:

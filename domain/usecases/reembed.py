@@ -7,11 +7,10 @@ from dataclasses import dataclass
 
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
-from domain.ids import piece_id
 from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
 from domain.usecases.artifacts import CHUNKS, WHOLE, check_artifact_id
-from domain.usecases.common import Clock, audit, utc_now
+from domain.usecases.common import Clock, audit, piece_records, utc_now
 from domain.validation import epoch
 
 
@@ -121,8 +120,7 @@ class Reembed:
 
     def _records(self, targets: list[tuple[str, str, int]], digest: str, meta: dict[str, object]
                  ) -> list[VectorRecord]:
-        planned = [(rid, index, piece) for rid, text, index in targets for piece in self.split(text)]
-        vectors = self.target.embed_documents([p.content for _, _, p in planned])
-        return [VectorRecord(piece_id(rid, digest, p.index), rid, v, {**meta, "chunk_index": index, "piece": p.index})
-                for (rid, index, p), v in zip(planned, vectors, strict=True)]
+        planned = [(rid, piece, {**meta, "chunk_index": index}) for rid, text, index in targets
+                   for piece in self.split(text)]
+        return piece_records(planned, self.target.embed_documents([p.content for _, p, _ in planned]), digest)
 

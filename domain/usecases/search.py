@@ -14,6 +14,7 @@ from domain.ports import ArtifactStore, Embedder, Filter, MetadataStore, Privacy
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.common import apply_policies
 from domain.usecases.filters import parse_filters
+from domain.usecases.memories import memory_hit as plain_memory_hit
 from domain.validation import require_int, require_text
 
 BOUNDARY = "[CHUNK BOUNDARY]"
@@ -103,9 +104,7 @@ def chunk_hit(artifact: Artifact, chunk_id: str, index: int, content: str, score
 
 
 def memory_hit(memory: Any, score: float) -> Hit:
-    from domain.usecases.memories import memory_hit as hit
-
-    found = hit(memory, score)
+    found = plain_memory_hit(memory, score)
     return Hit(found.id, found.type, found.score, found.content, {
         **found.fields, "snippet": memory.content[:SNIPPET],
         "provenance": {"conversation_id": memory.conversation_id, "ts": memory.ts, **memory.profile.as_metadata()}})
@@ -172,13 +171,13 @@ class HybridSearch:
             collections.append("history")
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         vector = self.embedder.embed_query(query)
-        searched = [c for c in collections if filters.where(c) is not None]
+        wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
+        searched = list(wheres)
         for fetch in _fetch_rounds(limit):
             ranked: dict[str, list[Hit]] = {}
             more = False
-            for collection in searched:
-                hits, full = self.ranker.rank(collection, vector, fetch, filters.where(collection) or {},
-                                              request.context)
+            for collection, where in wheres.items():
+                hits, full = self.ranker.rank(collection, vector, fetch, where, request.context)
                 ranked[collection] = hits
                 more = more or full
             fused = fuse(ranked)
