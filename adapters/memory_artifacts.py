@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from adapters.memory import InMemoryMetadataStore
+from adapters.memory_lexical import bm25, filtered, substrings
 from domain.errors import StorageError
-from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile
-from domain.ports import ArtifactStore, ReembedLedger
+from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, LexicalMatch
+from domain.ports import ArtifactStore, Filter, LexicalIndex, ReembedLedger
+from domain.validation import epoch
 
 
 class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
@@ -77,7 +80,37 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         return count
 
 
-class InMemoryStore(InMemoryArtifactStore, ReembedLedger):
+class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
+    """The fake store searched by words: BM25 and substring matching over its current records."""
+
+    def lexical_search(self, collection: str, words: Sequence[str], limit: int,
+                       where: Filter | None = None) -> list[LexicalMatch]:
+        return bm25(filtered(self._records(collection), where), words, limit)
+
+    def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
+                     where: Filter | None = None) -> list[LexicalMatch]:
+        return substrings(filtered(self._records(collection), where), tokens, limit)
+
+    def _records(self, collection: str) -> list[tuple[str, str, dict[str, Any]]]:
+        if collection == "memory":
+            return [(m.id, m.content, {"conversation_id": m.conversation_id, "ts_epoch": epoch(m.ts),
+                                       "confidence": m.confidence, "type": m.type}) for m in self.memories.values()]
+        if collection == "history":
+            return [(t.id, t.content, {"conversation_id": t.conversation_id, "ts_epoch": epoch(t.ts)})
+                    for t in self.turns.values()]
+        rows: list[tuple[str, str, dict[str, Any]]] = []
+        for artifact_id, version in self.committed_versions().items():
+            _, artifact, parts = self.versions[(artifact_id, version)]
+            fields = {"artifact_type": artifact.artifact_type, "source_system": artifact.source_system,
+                      "ts_epoch": epoch(artifact.ts), **artifact.privacy()}
+            if collection == "artifact" and not parts:
+                rows.append((artifact.id, "\n".join(p for p in (artifact.title, artifact.content) if p), fields))
+            elif collection == "chunk":
+                rows += [(c.id, c.content, fields) for c in parts]
+        return rows
+
+
+class InMemoryStore(InMemoryLexicalStore, ReembedLedger):
     """Every store port as dicts, including the re-embedding ledger."""
 
     def __init__(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -11,6 +11,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from adapters.fts import Doc
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
 from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk, AuditEntry
@@ -18,6 +19,11 @@ from domain.ports import ArtifactStore
 from domain.validation import epoch
 
 PENDING, COMMITTED = "pending", "committed"
+
+
+def whole_text(title: str | None, content: str | None) -> str:
+    """What the lexical index reads of an unchunked artifact: its title and its content."""
+    return "\n".join(part for part in (title, content) if part)
 
 artifacts = Table(
     "artifacts", metadata,
@@ -75,6 +81,12 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
             conn.execute(insert(artifacts).values(**_row(artifact), status=PENDING))
             for start in range(0, len(parts), 2_000):
                 conn.execute(insert(chunks), [_chunk_row(c, artifact.version) for c in parts[start:start + 2_000]])
+            if parts:
+                self._lexical.index(conn, "chunk", [Doc(c.id, artifact.id, artifact.version, c.content)
+                                                    for c in parts])
+            else:
+                self._lexical.index(conn, "artifact", [Doc(artifact.id, artifact.id, artifact.version,
+                                                           whole_text(artifact.title, artifact.content))])
             self._append(conn, entry)
 
     def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
@@ -151,16 +163,25 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
                 return None
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id))
             conn.execute(delete(artifacts).where(artifacts.c.artifact_id == artifact_id))
+            self._lexical.unindex_version(conn, artifact_id, None)
             self._append(conn, entry)
         return int(row.num_chunks)
 
-    @staticmethod
-    def _drop(conn: Connection, artifact_id: str, version: str, status: str) -> None:
+    def _drop(self, conn: Connection, artifact_id: str, version: str, status: str) -> None:
         gone = conn.execute(delete(artifacts).where(
             artifacts.c.artifact_id == artifact_id, artifacts.c.version == version,
             artifacts.c.status == status)).rowcount
         if gone:
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version))
+            self._lexical.unindex_version(conn, artifact_id, version)
+
+    def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
+        yield from super()._lexical_rows(conn)
+        for row in conn.execute(select(artifacts.c.artifact_id, artifacts.c.version, artifacts.c.title,
+                                       artifacts.c.content).where(artifacts.c.is_chunked.is_(False))):
+            yield "artifact", Doc(row.artifact_id, row.artifact_id, row.version, whole_text(row.title, row.content))
+        for row in conn.execute(select(chunks.c.chunk_id, chunks.c.artifact_id, chunks.c.version, chunks.c.content)):
+            yield "chunk", Doc(row.chunk_id, row.artifact_id, row.version, row.content)
 
 
 def _row(a: Artifact) -> dict[str, Any]:

@@ -8,19 +8,19 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import (
-    Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, create_engine, delete, event,
-    insert, select,
+    Column, Float, Integer, String, Table, Text, UniqueConstraint, create_engine, delete, event, insert, select,
 )
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from adapters.fts import Doc, backend_for
+from adapters.sqlalchemy_base import metadata
 from domain.errors import StorageError
-from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
-from domain.ports import AuditLog, MetadataStore
+from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn
+from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
 from domain.validation import epoch
 
 T = TypeVar("T")
-metadata = MetaData()
 
 store_meta = Table("store_meta", metadata, Column("key", String(64), primary_key=True), Column("value", Text))
 
@@ -87,12 +87,42 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-class SqlMetadataStore(MetadataStore, AuditLog):
-    """Rows and their audit entries are written in one transaction: both or neither."""
+class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
+    """Rows, their lexical index entries and their audit entries are written in one transaction."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self._lexical = backend_for(engine.dialect.name)
         self._guard(lambda: metadata.create_all(engine), "create tables")
+        self._guard(self._prepare_lexical, "prepare the lexical index")
+
+    def _prepare_lexical(self) -> None:
+        """Create the text index; (re)build it from the rows when it is new or of an older version."""
+        from adapters.fts import INDEX_VERSION
+
+        with self._engine.begin() as conn:
+            self._lexical.create(conn)
+            built = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "lexical_index")).scalar()
+            if built != INDEX_VERSION:
+                self._lexical.rebuild(conn, self._lexical_rows(conn))
+                conn.execute(delete(store_meta).where(store_meta.c.key == "lexical_index"))
+                conn.execute(insert(store_meta).values(key="lexical_index", value=INDEX_VERSION))
+
+    def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
+        for record_id, content in conn.execute(select(memories.c.id, memories.c.content)):
+            yield "memory", Doc(record_id, None, None, content)
+        for record_id, content in conn.execute(select(turns.c.id, turns.c.content)):
+            yield "history", Doc(record_id, None, None, content)
+
+    def lexical_search(self, collection: str, words: Sequence[str], limit: int,
+                       where: Filter | None = None) -> list[LexicalMatch]:
+        with self._read() as conn:
+            return self._lexical.search(conn, collection, words, limit, where)
+
+    def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
+                     where: Filter | None = None) -> list[LexicalMatch]:
+        with self._read() as conn:
+            return self._lexical.exact(conn, collection, tokens, limit, where)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -115,6 +145,7 @@ class SqlMetadataStore(MetadataStore, AuditLog):
                 id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
                 ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
                 token_count=memory.token_count, **_profile_values(memory.profile)))
+            self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
             self._append(conn, entry)
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
@@ -135,6 +166,7 @@ class SqlMetadataStore(MetadataStore, AuditLog):
         with self._write() as conn:
             gone = conn.execute(delete(memories).where(memories.c.id == memory_id)).rowcount
             if gone:
+                self._lexical.unindex_records(conn, "memory", [memory_id])
                 self._append(conn, entry)
         return bool(gone)
 
@@ -144,12 +176,14 @@ class SqlMetadataStore(MetadataStore, AuditLog):
 
     def put_turn(self, turn: Turn, entry: AuditEntry) -> None:
         with self._write() as conn:
-            conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
-                                             turns.c.turn_index == turn.turn_index))
+            old = conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
+                                                   turns.c.turn_index == turn.turn_index).returning(turns.c.id))
+            self._lexical.unindex_records(conn, "history", [turn.id, *old.scalars().all()])
             conn.execute(insert(turns).values(
                 id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
                 content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
                 content_hash=turn.content_hash, **_profile_values(turn.profile)))
+            self._lexical.index(conn, "history", [Doc(turn.id, None, None, turn.content)])
             self._append(conn, entry)
 
     def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:

@@ -95,6 +95,14 @@ class VectorRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class LexicalMatch:
+    """A lexical index answer: the record and its relevance (higher is better, backend's own scale)."""
+
+    record_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class VectorMatch:
     """A vector index answer: the piece, its owner and its cosine similarity."""
 

@@ -13,6 +13,7 @@ from domain.model import (
     ChunkSpec,
     EmbeddingProfile,
     Hit,
+    LexicalMatch,
     Memory,
     RequestContext,
     Turn,
@@ -91,6 +92,28 @@ class VectorIndex(Protocol):
 
     def rebuild(self, collection: str) -> None:
         """Rebuild the collection's search index from its stored vectors (after heavy deletes)."""
+        ...
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """Word and exact-token search over what the store holds, kept in the same transactions as its rows.
+
+    Collections are the vector index's: ``memory``, ``history``, ``artifact`` (unchunked artifacts,
+    title and content) and ``chunk``. Only committed, current records are ever returned, and
+    ``where`` (the vector index's filter format) is applied inside the query, before ``limit``.
+    """
+
+    def lexical_search(
+        self, collection: str, words: Sequence[str], limit: int, where: Filter | None = None
+    ) -> list[LexicalMatch]:
+        """Records matching any of the words (stemmed by the backend), best BM25-style score first."""
+        ...
+
+    def exact_search(
+        self, collection: str, tokens: Sequence[str], limit: int, where: Filter | None = None
+    ) -> list[LexicalMatch]:
+        """Records containing any of the tokens verbatim (case-insensitive substrings), best first."""
         ...
 
 

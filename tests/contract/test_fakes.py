@@ -7,6 +7,7 @@ import pytest
 from adapters.memory import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
 from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.embedder_contract import EmbedderContract
+from tests.contract.lexical_index_contract import LexicalIndexContract
 from tests.contract.metadata_store_contract import MetadataStoreContract
 from tests.contract.tokenizer_contract import TokenizerContract
 from tests.contract.vector_index_contract import PROFILE, VectorIndexContract
@@ -42,3 +43,11 @@ class TestInMemoryArtifactStore(ArtifactStoreContract):
         from adapters.memory_artifacts import InMemoryArtifactStore
 
         return InMemoryArtifactStore()
+
+
+class TestInMemoryLexicalIndex(LexicalIndexContract):
+    @pytest.fixture
+    def store(self):
+        from adapters.memory_artifacts import InMemoryStore
+
+        return InMemoryStore()

@@ -12,6 +12,7 @@ from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
 from adapters.tokenizers import TiktokenTokenizer
 from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.embedder_contract import EmbedderContract
+from tests.contract.lexical_index_contract import LexicalIndexContract
 from tests.contract.metadata_store_contract import MetadataStoreContract
 from tests.contract.tokenizer_contract import TokenizerContract
 from tests.contract.vector_index_contract import PROFILE, VectorIndexContract
@@ -54,6 +55,38 @@ class TestSqliteArtifactStore(ArtifactStoreContract):
         store = SqlArtifactStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
         yield store
         store.close()
+
+
+class TestSqliteLexicalIndex(LexicalIndexContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path):
+        from adapters.sqlalchemy_ledger import SqlStore
+
+        store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
+        yield store
+        store.close()
+
+
+def test_the_lexical_index_is_built_from_existing_rows_when_missing(tmp_path: Path) -> None:
+    """A store written before the lexical index existed gets it built, in one go, on first open."""
+    from sqlalchemy import text
+
+    from adapters.sqlalchemy_ledger import SqlStore
+    from tests.contract.lexical_index_contract import AUDIT, memory, turn
+
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    store = SqlStore(make_engine(url))
+    store.add_memory(memory("mem_a", "the lighthouse keeper"), AUDIT)
+    store.put_turn(turn("c1", 0, "we sailed to the lighthouse"), AUDIT)
+    with store._engine.begin() as conn:  # the state an older release left behind
+        for table in ("fts_memory", "fts_history", "tri_memory", "tri_history", "lexical_docs"):
+            conn.execute(text(f"DELETE FROM {table}"))
+        conn.execute(text("DELETE FROM store_meta WHERE key = 'lexical_index'"))
+    store.close()
+    reopened = SqlStore(make_engine(url))
+    assert [m.record_id for m in reopened.lexical_search("memory", ["lighthouse"], 5)] == ["mem_a"]
+    assert [m.record_id for m in reopened.lexical_search("history", ["lighthouse"], 5)] == ["c1_turn_0"]
+    reopened.close()
 
 
 def test_an_interrupted_rebuild_is_finished_on_the_next_open(tmp_path: Path) -> None:

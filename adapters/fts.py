@@ -1,0 +1,197 @@
+"""The lexical index inside the SQL store: SQLite FTS5 (BM25, trigram) or PostgreSQL full text (tsvector).
+
+Every write goes through the caller's connection, so a row and its index entries commit or roll
+back together. ``lexical_docs`` maps each indexed record to an integer id, the FTS rowid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from sqlalchemy import Column, Index, Integer, String, Table, bindparam, delete, insert, select, text
+from sqlalchemy.engine import Connection
+
+from adapters.sqlalchemy_base import metadata
+from domain.model import LexicalMatch
+from domain.ports import Filter
+
+COLLECTIONS = ("memory", "history", "artifact", "chunk")
+INDEX_VERSION = "1"  # bump when tokenisation changes: the index is rebuilt from the rows at start
+
+lexical_docs = Table(
+    "lexical_docs", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("collection", String(16), nullable=False),
+    Column("record_id", String(160), nullable=False),
+    Column("owner", String(40)),  # the artifact of an artifact or chunk entry
+    Column("version", String(12)),
+    Index("ix_lexical_docs_record", "collection", "record_id"),
+    Index("ix_lexical_docs_owner", "owner", "version"),
+)
+
+
+class Doc(NamedTuple):
+    record_id: str
+    owner: str | None
+    version: str | None
+    body: str
+
+
+# How each collection's entries join the rows that carry its filter fields (alias ``b``).
+_JOINS = {
+    "memory": ("memories b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "confidence", "type")),
+    "history": ("turns b ON b.id = d.record_id", ("conversation_id", "ts_epoch")),
+    "artifact": ("artifacts b ON b.artifact_id = d.owner AND b.version = d.version AND b.status = 'committed'",
+                 ("artifact_type", "source_system", "sensitivity", "visibility_scope", "ts_epoch")),
+}
+_JOINS["chunk"] = _JOINS["artifact"]
+
+
+def filter_sql(collection: str, where: Filter | None) -> tuple[str, dict[str, Any]]:
+    """``AND ...`` conditions on the joined row for a vector-index-style filter, with parameters."""
+    allowed = _JOINS[collection][1]
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    for n, (name, value) in enumerate(sorted((where or {}).items())):
+        if name not in allowed:
+            raise ValueError(f"the {collection} lexical index cannot filter on {name!r}")
+        if isinstance(value, dict):
+            for op, bound in value.items():
+                sign = {"$gte": ">=", "$lte": "<=", "$gt": ">", "$lt": "<"}[op]
+                key = f"f{n}{op[1:]}"
+                clauses.append(f"b.{name} {sign} :{key}")
+                params[key] = bound
+        else:
+            clauses.append(f"b.{name} = :f{n}")
+            params[f"f{n}"] = value
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+class LexicalBackend:
+    """Dialect-independent bookkeeping of ``lexical_docs``; subclasses own the text index itself."""
+
+    def create(self, conn: Connection) -> None:
+        raise NotImplementedError
+
+    def index(self, conn: Connection, collection: str, docs: Sequence[Doc]) -> None:
+        if not docs:
+            return
+        ids = conn.execute(
+            insert(lexical_docs).returning(lexical_docs.c.id, sort_by_parameter_order=True),
+            [{"collection": collection, "record_id": d.record_id, "owner": d.owner, "version": d.version}
+             for d in docs]).scalars().all()
+        self._add(conn, collection, list(zip(ids, (d.body for d in docs), strict=True)))
+
+    def unindex_records(self, conn: Connection, collection: str, record_ids: Sequence[str]) -> None:
+        self._remove(conn, collection, select(lexical_docs.c.id).where(
+            lexical_docs.c.collection == collection, lexical_docs.c.record_id.in_(list(record_ids))))
+
+    def unindex_version(self, conn: Connection, owner: str, version: str | None) -> None:
+        """Drop an artifact's entries (itself and its chunks): of one version, or of all when None."""
+        for collection in ("artifact", "chunk"):
+            query = select(lexical_docs.c.id).where(lexical_docs.c.collection == collection,
+                                                    lexical_docs.c.owner == owner)
+            self._remove(conn, collection, query if version is None else query.where(
+                lexical_docs.c.version == version))
+
+    def _remove(self, conn: Connection, collection: str, ids_query: Any) -> None:
+        ids = conn.execute(ids_query).scalars().all()
+        if ids:
+            self._drop(conn, collection, ids)
+            conn.execute(delete(lexical_docs).where(lexical_docs.c.id.in_(ids)))
+
+    def rebuild(self, conn: Connection, rows: Iterable[tuple[str, Doc]]) -> None:
+        """Drop every entry and index ``rows`` (collection, doc) afresh."""
+        self._clear(conn)
+        conn.execute(delete(lexical_docs))
+        batch: dict[str, list[Doc]] = {c: [] for c in COLLECTIONS}
+        for collection, doc in rows:
+            batch[collection].append(doc)
+            if len(batch[collection]) >= 2_000:
+                self.index(conn, collection, batch[collection])
+                batch[collection] = []
+        for collection, docs in batch.items():
+            self.index(conn, collection, docs)
+
+    def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
+               where: Filter | None) -> list[LexicalMatch]:
+        raise NotImplementedError
+
+    def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
+              where: Filter | None) -> list[LexicalMatch]:
+        raise NotImplementedError
+
+    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, str]]) -> None:
+        raise NotImplementedError
+
+    def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
+        raise NotImplementedError
+
+    def _clear(self, conn: Connection) -> None:
+        raise NotImplementedError
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class SqliteFts5(LexicalBackend):
+    """Per collection an FTS5 table for words (Porter stemming, Unicode folding, BM25) and one of trigrams."""
+
+    WORDS = "tokenize='porter unicode61 remove_diacritics 2'"
+    TRIGRAMS = "tokenize='trigram'"
+
+    def create(self, conn: Connection) -> None:
+        for collection in COLLECTIONS:
+            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, {self.WORDS})"))
+            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS tri_{collection} USING fts5(body, {self.TRIGRAMS})"))
+
+    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, str]]) -> None:
+        params = [{"id": i, "body": body} for i, body in rows]
+        for table in (f"fts_{collection}", f"tri_{collection}"):
+            conn.execute(text(f"INSERT INTO {table}(rowid, body) VALUES (:id, :body)"), params)
+
+    def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
+        for table in (f"fts_{collection}", f"tri_{collection}"):
+            conn.execute(text(f"DELETE FROM {table} WHERE rowid IN :ids").bindparams(
+                bindparam("ids", expanding=True)), {"ids": list(ids)})
+
+    def _clear(self, conn: Connection) -> None:
+        for collection in COLLECTIONS:
+            conn.execute(text(f"DELETE FROM fts_{collection}"))
+            conn.execute(text(f"DELETE FROM tri_{collection}"))
+
+    def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
+               where: Filter | None) -> list[LexicalMatch]:
+        return self._match(conn, f"fts_{collection}", collection, " OR ".join(_quoted(w) for w in words),
+                           limit, where)
+
+    def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
+              where: Filter | None) -> list[LexicalMatch]:
+        usable = [t for t in tokens if len(t) >= 3]  # a trigram index cannot look for less
+        return self._match(conn, f"tri_{collection}", collection, " OR ".join(_quoted(t) for t in usable),
+                           limit, where) if usable else []
+
+    @staticmethod
+    def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
+               where: Filter | None) -> list[LexicalMatch]:
+        if not query:
+            return []
+        conditions, params = filter_sql(collection, where)
+        rows = conn.execute(text(
+            f"SELECT d.record_id, bm25({table}) AS rank FROM {table} "
+            f"JOIN lexical_docs d ON d.id = {table}.rowid JOIN {_JOINS[collection][0]} "
+            f"WHERE {table} MATCH :query{conditions} ORDER BY rank LIMIT :limit"),
+            {**params, "query": query, "limit": limit}).all()
+        return [LexicalMatch(record_id, -rank) for record_id, rank in rows]
+
+
+def backend_for(dialect: str) -> LexicalBackend:
+    if dialect == "sqlite":
+        return SqliteFts5()
+    if dialect == "postgresql":
+        from adapters.fts_postgres import PostgresFullText
+
+        return PostgresFullText()
+    raise ValueError(f"no lexical index for the {dialect} dialect")

@@ -1,0 +1,5 @@
+"""The one SQLAlchemy MetaData every SQL table of memtrove belongs to."""
+
+from sqlalchemy import MetaData
+
+metadata = MetaData()

@@ -1,0 +1,67 @@
+"""Query analysis for the lexical signals: the words worth matching, and code-like exact tokens.
+
+Backends stem and rank; this module only decides which terms a query asks for, the same way for
+every backend, so SQLite and PostgreSQL rank the same words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TERMS = 32
+MAX_EXACT = 8
+
+# English function words: they match nearly every document and only slow the index down.
+# (The classic van Rijsbergen / NLTK list, lower-cased, apostrophes dropped.)
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most
+my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves s t d ll m o re ve y don didn doesn hadn hasn haven isn
+wasn weren won wouldn shouldn couldn mustn ain aren shan mightn needn
+""".split())
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Identifiers, paths, dotted names, error codes: a token with inner punctuation, camelCase or
+# letters mixed with digits.
+_CANDIDATE = re.compile(r"[\w][\w./\\:#@$-]*[\w]")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_LETTER_DIGIT = re.compile(r"(?=.*[A-Za-z])(?=.*\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    """What the lexical signals search for: words (stemmed by the backend) and exact tokens."""
+
+    words: tuple[str, ...]
+    exact: tuple[str, ...]
+
+
+def analyse(query: str) -> LexicalQuery:
+    """Lower-cased content words in query order (no stopwords, no repeats) and code-like tokens."""
+    words: list[str] = []
+    for raw in _WORD.findall(query.lower()):
+        word = raw.strip("_")
+        if word and word not in STOPWORDS and word not in words:
+            words.append(word)
+    if not words:  # a query made only of function words still deserves an answer
+        words = list(dict.fromkeys(w for w in _WORD.findall(query.lower()) if w.strip("_")))
+    return LexicalQuery(tuple(words[:MAX_TERMS]), exact_tokens(query))
+
+
+def exact_tokens(query: str) -> tuple[str, ...]:
+    """Tokens that only an exact (substring) match finds: ``get_user_by_id``, ``src/app.py``, ``E1234``."""
+    found: list[str] = []
+    for token in _CANDIDATE.findall(query):
+        token = token.rstrip(".:")
+        if len(token) < 3 or token in found:
+            continue
+        inner = token[1:-1]
+        if (any(c in inner for c in "_./\\:#@$-") or _CAMEL.search(token)
+                or _LETTER_DIGIT.match(token)):
+            found.append(token)
+    return tuple(found[:MAX_EXACT])

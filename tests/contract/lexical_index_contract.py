@@ -1,0 +1,133 @@
+"""The behaviour every LexicalIndex shares (it lives in the store: writes index, deletes unindex).
+
+Subclass LexicalIndexContract as ``Test...`` and override ``store`` with a fresh, empty store that
+is a MetadataStore, an ArtifactStore and a LexicalIndex at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
+from tests.contract.artifact_store_contract import artifact, entry
+
+PROFILE = EmbeddingProfile("fake", "hash", 64, 64)
+AUDIT = AuditEntry("stored", "memory", ("x",), "test", "2025-01-01T00:00:00Z")
+
+
+def memory(mid: str, content: str, conversation: str | None = None, confidence: float = 0.9,
+           ts: str = "2025-01-01T00:00:00Z") -> Memory:
+    return Memory(mid, content, "fact", confidence, ts, conversation, 5, PROFILE)
+
+
+def turn(conversation: str, index: int, content: str, ts: str = "2025-01-01T00:00:00Z") -> Turn:
+    return Turn(f"{conversation}_turn_{index}", conversation, "user", content, index, ts, 5,
+                str(hash(content) & 0xFFFFFFFF).rjust(64, "0"), PROFILE)
+
+
+def ids(matches: list) -> list[str]:
+    return [m.record_id for m in matches]
+
+
+class LexicalIndexContract:
+    @pytest.fixture
+    def store(self):
+        raise NotImplementedError
+
+    def test_a_word_finds_the_record_holding_it_and_ranks_rarer_words_higher(self, store) -> None:
+        store.add_memory(memory("mem_a", "Caroline went to the pottery class on Sunday"), AUDIT)
+        store.add_memory(memory("mem_b", "Caroline likes hiking with Melanie"), AUDIT)
+        store.add_memory(memory("mem_c", "Melanie painted a sunset"), AUDIT)
+        for i in range(5):
+            store.add_memory(memory(f"mem_f{i}", f"Caroline talked about her day number {i}"), AUDIT)
+        found = store.lexical_search("memory", ["caroline", "pottery"], 10)
+        assert found[0].record_id == "mem_a"
+        assert "mem_c" not in ids(found) and found[0].score > found[-1].score
+        assert all(m.score > 0 for m in found)
+
+    def test_words_are_stemmed_and_case_folded(self, store) -> None:
+        store.add_memory(memory("mem_a", "She bought new Running SHOES"), AUDIT)
+        store.add_memory(memory("mem_b", "A quiet evening"), AUDIT)
+        assert ids(store.lexical_search("memory", ["shoe"], 5)) == ["mem_a"]
+
+    def test_limit_is_honoured_and_no_match_is_empty(self, store) -> None:
+        for i in range(6):
+            store.add_memory(memory(f"mem_{i}", f"note about gardening {i}"), AUDIT)
+        assert len(store.lexical_search("memory", ["gardening"], 4)) == 4
+        assert store.lexical_search("memory", ["astronomy"], 4) == []
+        assert store.lexical_search("memory", [], 4) == []
+
+    def test_filters_apply_inside_the_query_before_the_limit(self, store) -> None:
+        for i in range(30):
+            store.add_memory(memory(f"mem_{i:02d}", "budget review meeting notes", conversation="busy"), AUDIT)
+        store.add_memory(memory("mem_rare", "budget review for the quiet team", conversation="quiet"), AUDIT)
+        found = store.lexical_search("memory", ["budget", "review"], 5, {"conversation_id": "quiet"})
+        assert ids(found) == ["mem_rare"]
+
+    def test_range_filters_on_time_and_confidence(self, store) -> None:
+        store.add_memory(memory("mem_old", "tea ceremony", ts="2020-01-01T00:00:00Z", confidence=0.9), AUDIT)
+        store.add_memory(memory("mem_new", "tea tasting", ts="2025-06-01T00:00:00Z", confidence=0.2), AUDIT)
+        since_2024 = {"ts_epoch": {"$gte": 1704067200.0}}
+        assert ids(store.lexical_search("memory", ["tea"], 5, since_2024)) == ["mem_new"]
+        assert ids(store.lexical_search("memory", ["tea"], 5, {"confidence": {"$gte": 0.5}})) == ["mem_old"]
+
+    def test_deleting_a_memory_removes_it_from_the_index(self, store) -> None:
+        store.add_memory(memory("mem_a", "quarterly roadmap"), AUDIT)
+        store.delete_memory("mem_a", AUDIT)
+        assert store.lexical_search("memory", ["roadmap"], 5) == []
+
+    def test_a_replaced_turn_is_found_by_its_new_words_only(self, store) -> None:
+        store.put_turn(turn("c1", 0, "I adopted a golden retriever"), AUDIT)
+        store.put_turn(turn("c1", 1, "what a lovely dog"), AUDIT)
+        store.put_turn(turn("c1", 0, "I adopted a tabby cat"), AUDIT)
+        assert store.lexical_search("history", ["retriever"], 5) == []
+        assert ids(store.lexical_search("history", ["tabby"], 5)) == ["c1_turn_0"]
+        assert ids(store.lexical_search("history", ["tabby"], 5, {"conversation_id": "c2"})) == []
+
+    def test_exact_tokens_match_code_like_substrings(self, store) -> None:
+        store.add_memory(memory("mem_a", "The crash comes from get_user_by_id in src/app/users.py"), AUDIT)
+        store.add_memory(memory("mem_b", "A user asked for an ID card"), AUDIT)
+        assert ids(store.exact_search("memory", ["user_by_id"], 5)) == ["mem_a"]
+        assert ids(store.exact_search("memory", ["APP/USERS.PY"], 5)) == ["mem_a"]
+        assert store.exact_search("memory", ["zz"], 5) == []  # too short to match exactly
+
+    def test_artifacts_and_chunks_are_searchable_only_once_committed(self, store) -> None:
+        whole = dataclasses.replace(artifact("art_w", "1" * 64, 0), content="invoice from Acme for widgets",
+                                    title="Acme invoice")
+        store.begin_artifact(whole, [], entry("begin"))
+        assert store.lexical_search("artifact", ["acme"], 5) == []
+        store.commit_artifact("art_w", whole.version, entry("ingested"))
+        assert ids(store.lexical_search("artifact", ["widgets"], 5)) == ["art_w"]
+        assert ids(store.lexical_search("artifact", ["invoice"], 5, {"source_system": "drive"})) == ["art_w"]
+        assert store.lexical_search("artifact", ["invoice"], 5, {"source_system": "mail"}) == []
+
+    def test_replacing_an_artifact_swaps_its_chunks_in_the_index(self, store) -> None:
+        from domain.model import ArtifactChunk
+
+        def chunk(aid: str, i: int, text: str) -> ArtifactChunk:
+            return ArtifactChunk(f"{aid}::chunk::{i:03d}::{abs(hash(text)) % 10**8:08d}", aid, i, 0, len(text),
+                                 text, 3, "0" * 64)
+
+        v1 = artifact("art_c", "1" * 64, 2)
+        store.begin_artifact(v1, [chunk("art_c", 0, "alpha release notes"), chunk("art_c", 1, "beta plans")],
+                             entry("begin"))
+        store.commit_artifact("art_c", v1.version, entry("ingested"))
+        assert len(store.lexical_search("chunk", ["alpha", "beta"], 5)) == 2
+        v2 = artifact("art_c", "2" * 64, 1)
+        store.begin_artifact(v2, [chunk("art_c", 0, "gamma rollout")], entry("begin"))
+        assert ids(store.lexical_search("chunk", ["gamma"], 5)) == []  # pending: invisible
+        assert len(store.lexical_search("chunk", ["alpha", "beta"], 5)) == 2  # still the committed one
+        store.commit_artifact("art_c", v2.version, entry("ingested"))
+        assert store.lexical_search("chunk", ["alpha", "beta"], 5) == []
+        assert len(store.lexical_search("chunk", ["gamma"], 5)) == 1
+        store.delete_artifact("art_c", entry("deleted"))
+        assert store.lexical_search("chunk", ["gamma"], 5) == []
+        assert store.exact_search("chunk", ["rollout"], 5) == []
+
+    def test_unicode_text_is_searchable(self, store) -> None:
+        store.add_memory(memory("mem_a", "Café crème with José in Zürich 😀"), AUDIT)
+        store.add_memory(memory("mem_b", "東京で寿司を食べた"), AUDIT)
+        assert ids(store.lexical_search("memory", ["zürich"], 5)) == ["mem_a"]
+        assert ids(store.exact_search("memory", ["寿司を"], 5)) == ["mem_b"]
