@@ -15,8 +15,10 @@ from domain.usecases.health import EmbeddingHealth
 from domain.usecases.history import AppendTurn, GetHistory
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact
 from domain.usecases.maintenance import CheckProfile, RepairStores
-from domain.usecases.search import ArtifactSearch, HybridSearch, Ranker
-from domain.usecases.memories import DeleteMemory, ListMemories, SearchMemories, StoreMemory
+from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory
+from domain.usecases.ranking import Ranker
+from domain.usecases.retrieve import Retriever
+from domain.usecases.search import ArtifactSearch, HybridSearch, SearchMemories
 from plugins.manager import collect, plugin_manager
 
 
@@ -127,9 +129,6 @@ class UseCases(containers.DeclarativeContainer):
     store_memory = providers.Factory(
         StoreMemory, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store, split=split,
         tokenizer=adapters.tokenizer)
-    search_memories = providers.Factory(
-        SearchMemories, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store,
-        policies=plugins.privacy_policies)
     list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies)
     delete_memory = providers.Factory(DeleteMemory, vectors=adapters.vectors, store=adapters.store)
     append_turn = providers.Factory(
@@ -145,13 +144,14 @@ class UseCases(containers.DeclarativeContainer):
     get_artifact = providers.Factory(GetArtifact, store=adapters.store)
     delete_artifact = providers.Factory(DeleteArtifact, vectors=adapters.vectors, store=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
-                               policies=plugins.privacy_policies)
-    artifact_search = providers.Factory(ArtifactSearch, embedder=adapters.embedder, ranker=ranker,
-                                        artifacts=adapters.store)
+                               lexical=adapters.store, policies=plugins.privacy_policies)
+    retrieval = providers.Singleton(lambda settings: settings.retrieval(), settings)
+    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval)
+    search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
+    artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=adapters.store)
     reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,
                                 store=adapters.store, chunker=plugins.chunker, tokenizer=adapters.tokenizer)
-    hybrid_search = providers.Factory(HybridSearch, embedder=adapters.embedder, ranker=ranker,
-                                      artifacts=adapters.store)
+    hybrid_search = providers.Factory(HybridSearch, retrieve=retrieve, artifacts=adapters.store)
 
 
 class Application(containers.DeclarativeContainer):

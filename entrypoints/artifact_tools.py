@@ -12,6 +12,7 @@ from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISI
 from domain.usecases.artifacts import IngestRequest
 from domain.usecases.search import SearchRequest
 from entrypoints import render
+from entrypoints.tooling import Mode, Profile
 from entrypoints.runtime import Runtime
 
 Register = Callable[..., Callable[[Callable[..., Any]], Any]]
@@ -59,7 +60,8 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
             return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}")
         return run_tool(runtime, "artifact_ingest", act)
 
-    @tool("Semantic search over artifacts at passage level; one result per artifact (its best chunk).", read_only)
+    @tool("Search artifacts at passage level by meaning and by words (fused); one result per artifact "
+          "(its best chunk).", read_only)
     def artifact_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
@@ -73,9 +75,12 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         time_range_start: Annotated[str | None, Field(description="Only artifacts at or after this ISO-8601 time")] = None,
         time_range_end: Annotated[str | None, Field(description="Only artifacts at or before this ISO-8601 time")] = None,
         expand_neighbors: Annotated[bool, Field(description="Include the chunks before and after")] = False,
+        mode: Mode = "hybrid",
+        profile: Profile = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
-            hits = uc.artifact_search()(query, limit, expand_neighbors, artifact_type=artifact_type,
+            hits = uc.artifact_search()(query, limit, expand_neighbors, mode=mode, profile=profile,
+                                        artifact_type=artifact_type,
                                         source_system=source_system, sensitivity=sensitivity,
                                         visibility_scope=visibility_scope, time_range_start=time_range_start,
                                         time_range_end=time_range_end)
@@ -123,8 +128,9 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
                              f"Deleted artifact {artifact_id} and {count} chunks")
         return run_tool(runtime, "artifact_delete", act)
 
-    @tool("Search artifacts and chunks (and on request memories and history) at once, fused by reciprocal "
-          "rank fusion; one result per artifact, with provenance.", read_only)
+    @tool("Search artifacts and chunks (and on request memories and history) at once; in each, meaning "
+          "(vectors), words (BM25) and exact tokens are fused by weighted reciprocal rank fusion; one result "
+          "per artifact, with provenance.", read_only)
     def hybrid_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
@@ -134,10 +140,12 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         filters: Annotated[dict[str, Any] | None, Field(
             description="Optional: artifact_type, source_system, sensitivity, visibility_scope, "
                         "time_range_start, time_range_end, conversation_id")] = None,
+        mode: Mode = "hybrid",
+        profile: Profile = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
             outcome = uc.hybrid_search()(SearchRequest(query, limit, filters, include_memory, include_history,
-                                                       expand_neighbors))
+                                                       expand_neighbors, mode, profile))
             hits = outcome.hits
             return render.ok({"query": query, "count": len(hits), "searched": outcome.searched,
                               "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched))
@@ -148,7 +156,7 @@ def render_results(hits: list[Hit], searched: list[str] | None) -> str:
     head = f"Found {len(hits)} results" + (f" (searched: {', '.join(searched)})" if searched else "") + ":"
     blocks = [head]
     for rank, h in enumerate(hits, start=1):
-        label = "RRF score" if searched is not None else "score"
+        label = "RRF score"
         source = f" (from: {', '.join(h.fields['collections'])})" if "collections" in h.fields else ""
         lines = [f"[{rank}] {label}: {h.score:.4f}{source}", f"Type: {h.type} | ID: {h.id}"]
         prov = h.fields.get("provenance") or {}

@@ -16,11 +16,12 @@ from pydantic import Field
 from domain.errors import MemtroveError, StorageError
 from domain.model import MEMORY_TYPES, ROLES
 from domain.usecases.history import AppendTurnRequest
-from domain.usecases.memories import SearchMemoriesRequest, StoreMemoryRequest
+from domain.usecases.memories import StoreMemoryRequest
+from domain.usecases.search import SearchMemoriesRequest
 from entrypoints import render
 from entrypoints.artifact_tools import register_artifact_tools, register_reembed_tool
 from entrypoints.runtime import WARM_UP_DELAY, Runtime
-from entrypoints.tooling import lax_tool
+from entrypoints.tooling import Mode, Profile, lax_tool
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -81,14 +82,16 @@ def build_server(runtime: Runtime) -> MCPServer:
             return render.ok(render.memory(stored), f"Stored memory [{stored.id}]: {render.preview(content, 60)}")
         return run_tool(runtime, "memory_store", act)
 
-    @tool("Search memories by meaning; best matches first.", read_only)
+    @tool("Search memories by meaning and by words (fused); best matches first.", read_only)
     def memory_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-20")] = 5,
         min_confidence: Annotated[float, Field(description="Only memories with at least this confidence, 0.0-1.0")] = 0.0,
+        mode: Mode = "hybrid",
+        profile: Profile = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
-            hits = uc.search_memories()(SearchMemoriesRequest(query, limit, min_confidence))
+            hits = uc.search_memories()(SearchMemoriesRequest(query, limit, min_confidence, mode, profile))
             text = "\n".join(render.memory_line(h, True) for h in hits) or "No memories found."
             return render.ok({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]}, text)
         return run_tool(runtime, "memory_search", act)

@@ -19,6 +19,14 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 
+# The search knobs shared by memory_search, artifact_search and hybrid_search.
+Mode = Annotated[str, Field(
+    description="hybrid: words and meaning fused (default); vector: meaning only; lexical: words only",
+    json_schema_extra={"enum": ["hybrid", "vector", "lexical"]})]
+Profile = Annotated[str | None, Field(
+    description="Fusion weights: default, technical, conversational or code (server default when omitted)")]
+
+
 def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations | None = None) -> Tool:
     """A tool that publishes ``fn``'s typed schema but hands every argument to ``fn`` unparsed."""
     typed = Tool.from_function(fn, description=description, annotations=annotations)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from adapters.memory import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
+from adapters.memory_artifacts import InMemoryStore
 from domain.model import ChunkSpec
 from domain.pieces import PieceSplitter
 from plugins.chunkers.token_window import TokenWindowChunker
@@ -25,10 +26,11 @@ class FakeWorld:
 
 @pytest.fixture
 def world() -> FakeWorld:
+    """Fakes of every port; the store is also the artifact store and the lexical index."""
     embedder = HashEmbedder(dimensions=64, max_tokens=40)
     tokenizer = WordTokenizer()
     split = PieceSplitter(embedder, TokenWindowChunker(), tokenizer, ChunkSpec(30, 5, 30))
-    return FakeWorld(embedder, InMemoryVectorIndex(embedder.profile), InMemoryMetadataStore(), tokenizer,
+    return FakeWorld(embedder, InMemoryVectorIndex(embedder.profile), InMemoryStore(), tokenizer,
                      split, [AllowAllPolicy()])
 
 
@@ -39,11 +41,19 @@ class ArtifactWorld(FakeWorld):
 
 @pytest.fixture
 def aworld() -> ArtifactWorld:
-    from adapters.memory_artifacts import InMemoryArtifactStore
-
     embedder = HashEmbedder(dimensions=64, max_tokens=40)
     tokenizer = WordTokenizer()
     split = PieceSplitter(embedder, TokenWindowChunker(), tokenizer, ChunkSpec(30, 5, 30))
-    store = InMemoryArtifactStore()
+    store = InMemoryStore()
     return ArtifactWorld(embedder, InMemoryVectorIndex(embedder.profile), store, tokenizer, split,
                          [AllowAllPolicy()], store)
+
+
+def searcher(w: FakeWorld, policies: list | None = None):
+    """The hybrid retriever over a world's fakes (vector + lexical + exact, spec 004 default weights)."""
+    from domain.retrieval import RetrievalConfig
+    from domain.usecases.ranking import Ranker
+    from domain.usecases.retrieve import Retriever
+
+    ranker = Ranker(w.vectors, w.store, w.store, w.store, w.policies if policies is None else policies)
+    return Retriever(w.embedder, ranker, RetrievalConfig())

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, StorageError
-from domain.fusion import fetch_distinct
 from domain.ids import MEMORY_ID, new_memory_id
-from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, VectorMatch
+from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
@@ -59,42 +58,6 @@ class StoreMemory:
             self.vectors.delete_records(COLLECTION, [memory.id])
             raise
         return memory
-
-
-@dataclass(frozen=True, slots=True)
-class SearchMemoriesRequest:
-    query: str
-    limit: int = 5
-    min_confidence: float = 0.0
-    context: RequestContext = field(default_factory=RequestContext)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchMemories:
-    """Semantic search over memories, best piece per memory, privacy-filtered."""
-
-    embedder: Embedder
-    vectors: VectorIndex
-    store: MetadataStore
-    policies: Sequence[PrivacyPolicy]
-
-    def __call__(self, request: SearchMemoriesRequest) -> list[Hit]:
-        query = require_text("query", request.query, 500, label="Query")
-        limit = require_int("limit", request.limit, 1, 20)
-        floor = require_unit_float("min_confidence", request.min_confidence)
-        vector = self.embedder.embed_query(query)
-        where = {"confidence": {"$gte": floor}} if floor > 0 else None
-        rows: dict[str, Memory] = {}
-
-        def keep(matches: list[VectorMatch]) -> list[VectorMatch]:
-            rows.update(self.store.get_memories([m.record_id for m in matches if m.record_id not in rows]))
-            hits = [memory_hit(rows[m.record_id], m.score) for m in matches if m.record_id in rows]
-            allowed = {h.id for h in apply_policies(self.policies, hits, request.context)}
-            return [m for m in matches if m.record_id in allowed]
-
-        matches = fetch_distinct(lambda n: self.vectors.query(COLLECTION, vector, n, where), keep,
-                                 limit, first_fetch=limit * 3)
-        return [memory_hit(rows[m.record_id], m.score, self.vectors.profile) for m in matches]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ from config.settings import Settings
 from domain.errors import ConfigurationError, ValidationError
 from domain.usecases.artifacts import IngestRequest
 from domain.usecases.history import AppendTurnRequest
-from domain.usecases.memories import SearchMemoriesRequest, StoreMemoryRequest
+from domain.usecases.memories import StoreMemoryRequest
+from domain.usecases.search import SearchMemoriesRequest
 from domain.usecases.search import SearchRequest
 from entrypoints.runtime import Runtime
 from tests.support.fake_openai import FakeOpenAIServer

@@ -12,7 +12,8 @@ from config.settings import Settings
 from domain.errors import ConfigurationError
 from domain.model import VectorRecord
 from domain.usecases.history import AppendTurnRequest
-from domain.usecases.memories import SearchMemoriesRequest, StoreMemoryRequest
+from domain.usecases.memories import StoreMemoryRequest
+from domain.usecases.search import SearchMemoriesRequest
 from entrypoints.runtime import Runtime
 
 

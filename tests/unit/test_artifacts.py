@@ -8,7 +8,8 @@ from domain.errors import EmbeddingError, NotFoundError, StorageError, Validatio
 from domain.model import ChunkSpec
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact, IngestRequest, reconstruct
 from domain.usecases.maintenance import RepairStores
-from domain.usecases.search import ArtifactSearch, HybridSearch, Ranker, SearchRequest
+from domain.usecases.search import ArtifactSearch, HybridSearch, SearchRequest
+from tests.conftest import searcher
 from plugins.chunkers.token_window import TokenWindowChunker
 
 LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " + " ".join(
@@ -20,12 +21,8 @@ def ingest_uc(w, **kw):
                           ChunkSpec(30, 5, 30), w.split, **kw)
 
 
-def ranker(w):
-    return Ranker(w.vectors, w.store, w.artifacts, w.policies)
-
-
 def hybrid(w):
-    return HybridSearch(w.embedder, ranker(w), w.artifacts)
+    return HybridSearch(searcher(w), w.artifacts)
 
 
 def test_small_artifact_is_stored_whole(aworld) -> None:
@@ -183,7 +180,7 @@ def test_filters_apply_inside_the_index(aworld) -> None:
     for i in range(30):
         ingest(IngestRequest("note", "manual", f"zebra fact {i}", sensitivity="normal"))
     secret = ingest(IngestRequest("email", "gmail", "zebra secret", sensitivity="sensitive")).artifact
-    hits = ArtifactSearch(aworld.embedder, ranker(aworld), aworld.artifacts)("zebra", 5, sensitivity="sensitive")
+    hits = ArtifactSearch(searcher(aworld), aworld.artifacts)("zebra", 5, sensitivity="sensitive")
     assert [h.id for h in hits] == [secret.id]
     outcome = hybrid(aworld)(SearchRequest("zebra", 5, filters={"artifact_type": "email"}, include_memory=True))
     assert [h.id for h in outcome.hits] == [secret.id] and outcome.searched == ["artifacts", "artifact_chunks"]

@@ -6,9 +6,9 @@ import pytest
 
 from domain.errors import EmbeddingError, NotFoundError, StorageError, ValidationError
 from domain.model import Hit
-from domain.usecases.memories import (
-    DeleteMemory, ListMemories, SearchMemories, SearchMemoriesRequest, StoreMemory, StoreMemoryRequest,
-)
+from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory, StoreMemoryRequest
+from domain.usecases.search import SearchMemories, SearchMemoriesRequest
+from tests.conftest import searcher
 
 
 def store_uc(world):
@@ -16,7 +16,7 @@ def store_uc(world):
 
 
 def search_uc(world):
-    return SearchMemories(world.embedder, world.vectors, world.store, world.policies)
+    return SearchMemories(searcher(world))
 
 
 def test_store_then_search_finds_it_first(world) -> None:
@@ -155,7 +155,7 @@ def test_privacy_policies_filter_every_read(world) -> None:
     store(StoreMemoryRequest("secret plan alpha", "project", 0.9))
     visible = store(StoreMemoryRequest("public plan beta", "project", 0.9))
     policies = [*world.policies, HideSecrets()]
-    hits = SearchMemories(world.embedder, world.vectors, world.store, policies)(SearchMemoriesRequest("plan", 5))
+    hits = SearchMemories(searcher(world, policies))(SearchMemoriesRequest("plan", 5))
     assert [h.id for h in hits] == [visible.id]
     assert [h.id for h in ListMemories(world.store, policies)()] == [visible.id]
 

@@ -1,0 +1,71 @@
+"""Search signals and how they are weighed: spec 004's weighted reciprocal rank fusion and its profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from domain.validation import require_choice
+
+MODES = ("hybrid", "vector", "lexical")
+SIGNALS = ("semantic", "lexical", "exact")
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """How much each signal's rank counts: score = sum of weight / (k + rank)."""
+
+    lexical: float
+    semantic: float
+    exact: float
+
+    def of(self, signal: str) -> float:
+        return float(getattr(self, signal))
+
+
+# Spec 004 Part 2 ("trigram" is the exact-token signal).
+PROFILES: Mapping[str, Weights] = {
+    "default": Weights(lexical=0.4, semantic=0.5, exact=0.1),
+    "technical": Weights(lexical=0.5, semantic=0.35, exact=0.15),
+    "conversational": Weights(lexical=0.25, semantic=0.7, exact=0.05),
+    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """Fusion settings: named weight profiles, the RRF constant, and how deep each signal looks."""
+
+    profiles: Mapping[str, Weights] = field(default_factory=lambda: dict(PROFILES))
+    default_profile: str = "default"
+    rrf_k: int = 60
+    semantic_top_k: int = 40
+    lexical_top_k: int = 40
+    exact_top_k: int = 20
+
+    def top_k(self, signal: str) -> int:
+        return {"semantic": self.semantic_top_k, "lexical": self.lexical_top_k, "exact": self.exact_top_k}[signal]
+
+    def signal_weights(self, mode: object, profile: object) -> dict[str, float]:
+        """The signals a search runs, with their weights; a mode naming one signal runs only that one."""
+        chosen = require_choice("mode", "hybrid" if mode is None else mode, MODES)
+        name = require_choice("profile", self.default_profile if profile is None else profile,
+                              sorted(self.profiles))
+        weights = self.profiles[name]
+        if chosen == "vector":
+            return {"semantic": 1.0}
+        if chosen == "lexical":
+            return {"lexical": 1.0, "exact": weights.exact / weights.lexical if weights.lexical else 1.0}
+        return {s: weights.of(s) for s in SIGNALS if weights.of(s) > 0}
+
+
+def weighted_rrf(ranked: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int
+                 ) -> dict[str, tuple[float, dict[str, int]]]:
+    """score(id) = sum over signals of weight / (k + rank), rank from 1; with each signal's rank of it."""
+    fused: dict[str, tuple[float, dict[str, int]]] = {}
+    for signal, ids in ranked.items():
+        weight = weights[signal]
+        for rank, item in enumerate(ids, start=1):
+            score, ranks = fused.get(item, (0.0, {}))
+            fused[item] = (score + weight / (k + rank), {**ranks, signal: rank})
+    return fused

@@ -1,0 +1,134 @@
+"""One collection's ranked, current and permitted hits for one signal (vector, words, exact tokens)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.fusion import best_per_record
+from domain.ids import artifact_of
+from domain.model import Artifact, EmbeddingProfile, Hit, LexicalMatch, RequestContext, Vector, VectorMatch
+from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex
+from domain.usecases.artifacts import WHOLE
+from domain.usecases.common import apply_policies
+from domain.usecases.memories import memory_hit as plain_memory_hit
+
+SNIPPET = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Ranker:
+    """Hits best first for a collection, and whether the index may hold more than was fetched."""
+
+    vectors: VectorIndex
+    store: MetadataStore
+    artifacts: ArtifactStore
+    lexical: LexicalIndex
+    policies: Sequence[PrivacyPolicy]
+
+    def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext
+             ) -> tuple[list[Hit], bool]:
+        """By vector similarity."""
+        raw = self.vectors.query(collection, vector, fetch, where or None)
+        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw)]
+        return apply_policies(self.policies, hits, context), len(raw) >= fetch
+
+    def rank_words(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
+                   context: RequestContext) -> tuple[list[Hit], bool]:
+        """By BM25 over the words (the lexical index holds only current records)."""
+        raw = self.lexical.lexical_search(collection, words, fetch, where or None)
+        return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
+
+    def rank_exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,
+                   context: RequestContext) -> tuple[list[Hit], bool]:
+        """By verbatim occurrences of code-like tokens."""
+        raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
+        return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
+
+    def hits(self, collection: str, found: Sequence[LexicalMatch]) -> list[Hit]:
+        """Hits for lexical matches, in their order; a record deleted meanwhile is left out."""
+        ids = [m.record_id for m in found]
+        if collection == "memory":
+            memories = self.store.get_memories(ids)
+            return [memory_hit(memories[m.record_id], m.score) for m in found if m.record_id in memories]
+        if collection == "history":
+            turns = self.store.get_turns(ids)
+            return [turn_hit(turns[m.record_id], m.score) for m in found if m.record_id in turns]
+        owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
+        if collection == WHOLE:
+            return [artifact_hit(owners[m.record_id], m.score) for m in found if m.record_id in owners]
+        chunks = self.artifacts.get_chunks(ids)
+        return [chunk_hit(owners[artifact_of(m.record_id)], c.id, c.index, c.content, m.score)
+                for m in found if (c := chunks.get(m.record_id)) is not None and artifact_of(c.id) in owners]
+
+    def _hydrate(self, collection: str, raw: list[VectorMatch]) -> list[Hit]:
+        """Drop vectors of versions that are not (or no longer) current, then keep each record's best.
+
+        Stale vectors go first: during a replacement a chunk shared by both versions has the same id
+        in each, and only the committed version's vector may speak for it.
+        """
+        ids = sorted({m.record_id for m in raw})
+        if collection == "memory":
+            rows = self.store.get_memories(ids)
+            return [memory_hit(rows[m.record_id], m.score) for m in best_per_record(raw) if m.record_id in rows]
+        if collection == "history":
+            turns = self.store.get_turns(ids)
+            current = [m for m in raw if m.record_id in turns and turns[m.record_id].content_hash[:12] == _version(m)]
+            return [turn_hit(turns[m.record_id], m.score) for m in best_per_record(current)]
+        owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
+        current = [m for m in raw if artifact_of(m.record_id) in owners
+                   and owners[artifact_of(m.record_id)].version == _version(m)]
+        if collection == WHOLE:
+            return [artifact_hit(owners[m.record_id], m.score) for m in best_per_record(current)]
+        chunks = self.artifacts.get_chunks(sorted({m.record_id for m in current}))
+        return [chunk_hit(owners[artifact_of(m.record_id)], chunk.id, chunk.index, chunk.content, m.score)
+                for m in best_per_record(current) if (chunk := chunks.get(m.record_id)) is not None]
+
+
+def _version(match: VectorMatch) -> str:
+    """The content version a vector was embedded from: ``<record>::<version>::<piece>``."""
+    return match.id.rsplit("::", 2)[-2]
+
+
+def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
+    """A hit names the embedding profile of the vectors that found it (after a re-embed, the new one)."""
+    fields = dict(hit.fields)
+    if "provenance" in fields:
+        fields["provenance"] = {**fields["provenance"], **profile.as_metadata()}
+    if "embedding_provider" in fields:
+        fields.update(profile.as_metadata())
+    return Hit(hit.id, hit.type, hit.score, hit.content, fields)
+
+
+def provenance(artifact: Artifact) -> dict[str, Any]:
+    return {"source_system": artifact.source_system, "source_id": artifact.source_id,
+            "source_url": artifact.source_url, "title": artifact.title, "ts": artifact.ts,
+            **artifact.profile.as_metadata()}
+
+
+def artifact_hit(artifact: Artifact, score: float) -> Hit:
+    content = artifact.content or ""
+    return Hit(artifact.id, "artifact", score, content, {
+        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "snippet": content[:SNIPPET],
+        "provenance": provenance(artifact), **artifact.privacy()})
+
+
+def chunk_hit(artifact: Artifact, chunk_id: str, index: int, content: str, score: float) -> Hit:
+    return Hit(chunk_id, "chunk", score, content, {
+        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": index,
+        "snippet": content[:SNIPPET], "provenance": provenance(artifact), **artifact.privacy()})
+
+
+def memory_hit(memory: Any, score: float) -> Hit:
+    found = plain_memory_hit(memory, score)
+    return Hit(found.id, found.type, found.score, found.content, {
+        **found.fields, "snippet": memory.content[:SNIPPET],
+        "provenance": {"conversation_id": memory.conversation_id, "ts": memory.ts, **memory.profile.as_metadata()}})
+
+
+def turn_hit(turn: Any, score: float) -> Hit:
+    return Hit(turn.id, "history", score, turn.content, {
+        "conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
+        "snippet": turn.content[:SNIPPET], "provenance": {"conversation_id": turn.conversation_id, "ts": turn.ts,
+                                                           **turn.profile.as_metadata()}})

@@ -1,0 +1,94 @@
+"""Hybrid retrieval: per collection, vector + word + exact-token rankings fused by weighted RRF."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from domain.lexical import analyse
+from domain.model import Hit, RequestContext
+from domain.ports import Embedder, Filter
+from domain.retrieval import RetrievalConfig, weighted_rrf
+from domain.usecases.artifacts import CHUNKS, WHOLE
+from domain.usecases.ranking import Ranker
+
+# What callers see a collection called (the spec's names); the index keys are shorter.
+SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", "history": "history"}
+
+
+def fetch_rounds(limit: int) -> list[int]:
+    """How many hits each signal fetches per round, deeper until ``limit`` distinct results exist."""
+    return [limit * 3, limit * 12, limit * 48, 10_000]
+
+
+@dataclass(frozen=True, slots=True)
+class Retriever:
+    embedder: Embedder
+    ranker: Ranker
+    config: RetrievalConfig
+
+    def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
+                 profile: object = None, context: RequestContext | None = None) -> list[Hit]:
+        """Up to ``limit`` hits across the collections in ``wheres`` (collection -> its index filter).
+
+        Each collection fuses its signals' rankings; collections then merge by fused score. One hit
+        per artifact (its best chunk or itself) is kept before cutting to ``limit``.
+        """
+        weights = self.config.signal_weights(mode, profile)
+        terms = analyse(query)
+        if not terms.exact:
+            weights.pop("exact", None)
+        if not terms.words:
+            weights.pop("lexical", None)
+        vector = self.embedder.embed_query(query) if "semantic" in weights else None
+        context = context or RequestContext()
+        fused: list[Hit] = []
+        for fetch in fetch_rounds(limit):
+            more = False
+            hits: list[Hit] = []
+            for collection, where in wheres.items():
+                ranked: dict[str, list[Hit]] = {}
+                for signal in weights:
+                    depth = max(fetch, self.config.top_k(signal))
+                    if signal == "semantic":
+                        got, full = self.ranker.rank(collection, vector or [], depth, where, context)
+                    elif signal == "lexical":
+                        got, full = self.ranker.rank_words(collection, terms.words, depth, where, context)
+                    else:
+                        got, full = self.ranker.rank_exact(collection, terms.exact, depth, where, context)
+                    ranked[signal] = got
+                    more = more or full
+                hits += fuse_signals(collection, ranked, weights, self.config.rrf_k)
+            fused = best_per_artifact(sorted(hits, key=lambda h: (-h.score, -(h.fields["similarity"] or 0), h.id)))
+            if len(fused) >= limit or not more:
+                break
+        return fused[:limit]
+
+
+def fuse_signals(collection: str, ranked: Mapping[str, list[Hit]], weights: Mapping[str, float], k: int
+                 ) -> list[Hit]:
+    """One collection's hits scored by weighted RRF over its signals, each naming its ranks."""
+    fused = weighted_rrf({s: [h.id for h in hits] for s, hits in ranked.items()}, weights, k)
+    by_id: dict[str, Hit] = {}
+    for signal in ("semantic", "lexical", "exact"):  # the vector hit carries the similarity
+        for hit in ranked.get(signal, []):
+            by_id.setdefault(hit.id, hit)
+    similarity = {h.id: h.score for h in ranked.get("semantic", [])}
+    return [Hit(i, by_id[i].type, round(score, 6), by_id[i].content,
+                {**by_id[i].fields, "collections": [SHOWN[collection]],
+                 "similarity": round(similarity[i], 6) if i in similarity else None, "signals": ranks})
+            for i, (score, ranks) in fused.items()]
+
+
+def best_per_artifact(hits: list[Hit]) -> list[Hit]:
+    """One hit per artifact (its best chunk, or the whole artifact), other hits as they are; order kept."""
+    seen: set[str] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        key = hit.fields.get("artifact_id") if hit.type in ("artifact", "chunk") else None
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(hit)
+    return kept
