@@ -1,15 +1,18 @@
-"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``."""
+"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove bench locomo``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from loguru import logger
 
 from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
+
+LOCOMO_CONFIGS = ("memtrove hybrid", "BM25 alone", "vectors alone", "plain RRF")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -20,6 +23,16 @@ def parser() -> argparse.ArgumentParser:
                        help="stdio (default, or MEMTROVE_TRANSPORT) or streamable HTTP at /mcp/")
     serve.add_argument("--host", default=None, help="HTTP bind address (default MEMTROVE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="HTTP port (default MCP_PORT or 3000)")
+    bench = commands.add_parser("bench", help="run a benchmark against a fresh server over MCP stdio")
+    suites = bench.add_subparsers(dest="suite", required=True)
+    locomo = suites.add_parser("locomo", help="LoCoMo conversational-memory retrieval: recall@k of hybrid_search")
+    locomo.add_argument("--data", type=Path, default=Path("../shared/locomo"),
+                        help="folder of LoCoMo conversation JSON files (default ../shared/locomo)")
+    locomo.add_argument("--out", type=Path, default=Path("locomo-results.json"), help="where to write the JSON report")
+    locomo.add_argument("--conversation", action="append", default=[], metavar="ID",
+                        help="only this conversation (file stem, e.g. conv-26); repeatable")
+    locomo.add_argument("--config", action="append", default=[], choices=sorted(LOCOMO_CONFIGS),
+                        help="only this search configuration; repeatable (default: all, baselines included)")
     return root
 
 
@@ -28,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         configure_logging(settings.log_level, settings.memtrove_log_format)
+        if args.command == "bench":
+            from entrypoints.locomo import main as locomo
+
+            return locomo(args.data, args.out, args.conversation, args.config)
         if args.command == "serve":
             return serve(settings, args.transport or settings.memtrove_transport,
                          args.host or settings.memtrove_host,
