@@ -57,3 +57,12 @@ def searcher(w: FakeWorld, policies: list | None = None):
 
     ranker = Ranker(w.vectors, w.store, w.store, w.store, w.policies if policies is None else policies)
     return Retriever(w.embedder, ranker, RetrievalConfig())
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A real PostgreSQL server on loopback for the whole session (tests/support/postgres.py)."""
+    from tests.support.postgres import postgres_server
+
+    with postgres_server() as url:
+        yield url

@@ -1,4 +1,4 @@
-"""Hybrid retrieval: per collection, vector + word + exact-token rankings fused by weighted RRF."""
+"""Hybrid retrieval: vector, word (BM25) and exact-token rankings across collections, fused by weighted RRF."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ class Retriever:
                  profile: object = None, context: RequestContext | None = None) -> list[Hit]:
         """Up to ``limit`` hits across the collections in ``wheres`` (collection -> its index filter).
 
-        Each collection fuses its signals' rankings; collections then merge by fused score. One hit
-        per artifact (its best chunk or itself) is kept before cutting to ``limit``.
+        Each signal ranks the collections' hits together; the signals' rankings are fused by
+        weighted RRF. One hit per artifact (its best chunk or itself) is kept before cutting to ``limit``.
         """
         weights = self.config.signal_weights(mode, profile)
         terms = analyse(query)
@@ -45,39 +45,46 @@ class Retriever:
         fused: list[Hit] = []
         for fetch in fetch_rounds(limit):
             more = False
-            hits: list[Hit] = []
-            for collection, where in wheres.items():
-                ranked: dict[str, list[Hit]] = {}
-                for signal in weights:
-                    depth = max(fetch, self.config.top_k(signal))
+            ranked: dict[str, list[Hit]] = {}
+            for signal in weights:
+                depth = max(fetch, self.config.top_k(signal))
+                found: list[Hit] = []
+                for collection, where in wheres.items():
                     if signal == "semantic":
                         got, full = self.ranker.rank(collection, vector or [], depth, where, context)
                     elif signal == "lexical":
                         got, full = self.ranker.rank_words(collection, terms.words, depth, where, context)
                     else:
                         got, full = self.ranker.rank_exact(collection, terms.exact, depth, where, context)
-                    ranked[signal] = got
+                    found += [tagged(h, collection) for h in got]
                     more = more or full
-                hits += fuse_signals(collection, ranked, weights, self.config.rrf_k)
-            fused = best_per_artifact(sorted(hits, key=lambda h: (-h.score, -(h.fields["similarity"] or 0), h.id)))
+                # One ranking per signal across collections: cosine similarities (one model) and
+                # BM25 scores compare across them, where "first of its collection" would not.
+                ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
+            fused = best_per_artifact(fuse_signals(ranked, weights, self.config.rrf_k))
             if len(fused) >= limit or not more:
                 break
         return fused[:limit]
 
 
-def fuse_signals(collection: str, ranked: Mapping[str, list[Hit]], weights: Mapping[str, float], k: int
-                 ) -> list[Hit]:
-    """One collection's hits scored by weighted RRF over its signals, each naming its ranks."""
+def tagged(hit: Hit, collection: str) -> Hit:
+    return Hit(hit.id, hit.type, hit.score, hit.content, {**hit.fields, "collections": [SHOWN[collection]]})
+
+
+def fuse_signals(ranked: Mapping[str, list[Hit]], weights: Mapping[str, float], k: int) -> list[Hit]:
+    """Hits scored by weighted RRF over the signals' rankings, best first, each naming its ranks."""
     fused = weighted_rrf({s: [h.id for h in hits] for s, hits in ranked.items()}, weights, k)
     by_id: dict[str, Hit] = {}
     for signal in ("semantic", "lexical", "exact"):  # the vector hit carries the similarity
         for hit in ranked.get(signal, []):
             by_id.setdefault(hit.id, hit)
     similarity = {h.id: h.score for h in ranked.get("semantic", [])}
-    return [Hit(i, by_id[i].type, round(score, 6), by_id[i].content,
-                {**by_id[i].fields, "collections": [SHOWN[collection]],
-                 "similarity": round(similarity[i], 6) if i in similarity else None, "signals": ranks})
+    hits = [Hit(i, by_id[i].type, round(score, 6), by_id[i].content,
+                {**by_id[i].fields, "similarity": round(similarity[i], 6) if i in similarity else None,
+                 "signals": ranks})
             for i, (score, ranks) in fused.items()]
+    # Ties fall to the better similarity, then the id: the order never depends on dict order.
+    return sorted(hits, key=lambda h: (-h.score, -(h.fields["similarity"] or 0.0), h.id))
 
 
 def best_per_artifact(hits: list[Hit]) -> list[Hit]:

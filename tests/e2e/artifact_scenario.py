@@ -23,6 +23,15 @@ ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
 UTC_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
 BOUNDARY = "[CHUNK BOUNDARY]"
 RRF_K = 60
+DEFAULT_WEIGHTS = {"lexical": 0.4, "semantic": 0.5, "exact": 0.1}  # spec 004's default profile
+
+
+def check_fused_score(r: dict[str, Any]) -> None:
+    """A hit's score is weighted RRF over the signals that ranked it, and it names their ranks."""
+    assert r["signals"] and set(r["signals"]) <= set(DEFAULT_WEIGHTS), r
+    expected = sum(DEFAULT_WEIGHTS[s] / (RRF_K + rank) for s, rank in r["signals"].items())
+    assert abs(r["score"] - expected) < 2e-6 and 0 < r["score"] <= sum(DEFAULT_WEIGHTS.values()) / (RRF_K + 1), r
+    assert (r["similarity"] is not None) == ("semantic" in r["signals"]), r
 # What "searched" / "collections" call the two artifact collections, and the optional ones.
 WHOLE, CHUNKS, MEMORY, HISTORY = "artifacts", "artifact_chunks", "memory", "history"  # the spec's names
 LOCAL_PROFILE = {"embedding_provider": "local", "embedding_model": "all-MiniLM-L6-v2", "embedding_dimensions": 384}
@@ -710,7 +719,7 @@ async def check_hybrid_defaults_and_scores(client: Any, corpus: Corpus) -> None:
         assert r["type"] in ("artifact", "chunk"), r
         assert r["collections"] and set(r["collections"]) <= set(found["searched"]), r
         assert r["collections"] == [WHOLE if r["type"] == "artifact" else CHUNKS], r
-        assert 0 < r["score"] <= len(r["collections"]) / (RRF_K + 1) + 1e-9, r
+        check_fused_score(r)
         prov = r["provenance"]
         assert set(prov) >= {"source_system", "source_id", "source_url", "title", "ts", *LOCAL_PROFILE}, prov
         assert {k: prov[k] for k in LOCAL_PROFILE} == LOCAL_PROFILE
@@ -724,10 +733,10 @@ async def check_hybrid_defaults_and_scores(client: Any, corpus: Corpus) -> None:
             assert r["content"] == known[r["artifact_id"]]
     scores = [r["score"] for r in found["results"]]
     assert scores == sorted(scores, reverse=True), scores
-    assert scores[0] == round(1 / (RRF_K + 1), 6), "the best of one ranked list scores 1/61"
+    assert found["results"][0]["signals"].get("semantic") == 1 or found["results"][0]["signals"].get("lexical") == 1
     widest = await hybrid(client, FAMILY_QUERY, limit=SEARCH_ALL, include_memory=True, include_history=True)
     for r in widest["results"]:
-        assert 0 < r["score"] <= len(r["collections"]) / (RRF_K + 1) + 1e-9, r
+        check_fused_score(r)
         assert len(widest["searched"]) <= 4
 
 
