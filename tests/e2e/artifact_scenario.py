@@ -889,7 +889,31 @@ async def check_delete(client: Any, corpus: Corpus) -> None:
     await call_ok(client, "artifact_delete", {"artifact_id": art})
 
 
+async def check_search_modes_and_exact_tokens(client: Any, corpus: Corpus) -> None:
+    """Words find what meaning misses: a rare identifier is found by the lexical and exact signals."""
+    code = (f"Runbook {corpus.run}: when the deploy fails with ERR_QUOTA_{corpus.run.upper()} restart the "
+            "scheduler via scripts/ops/restart_scheduler.sh and page the on-call engineer.")
+    planted = (await ingest(client, artifact_type="doc", source_system="wiki", source_id=f"{corpus.run}-runbook",
+                            content=code))["artifact_id"]
+    token = f"ERR_QUOTA_{corpus.run.upper()}"
+    lexical = await hybrid(client, f"what to do about {token}", limit=3, mode="lexical")
+    assert artifact_ids(lexical)[0] == planted, lexical
+    top = lexical["results"][0]
+    assert set(top["signals"]) <= {"lexical", "exact"} and top["similarity"] is None, top
+    assert "exact" in top["signals"], "a code-like token is matched verbatim"
+    vector = await hybrid(client, "restarting the job scheduler after a failed deploy", limit=5, mode="vector")
+    assert all(set(r["signals"]) == {"semantic"} for r in vector["results"]), vector
+    fused = await hybrid(client, f"{token} scheduler restart", limit=3)
+    assert artifact_ids(fused)[0] == planted and {"semantic", "lexical"} <= set(fused["results"][0]["signals"])
+    for profile in ("default", "technical", "conversational", "code"):
+        assert artifact_ids(await hybrid(client, token, limit=1, profile=profile)) == [planted], profile
+    assert artifact_ids(await artifact_search(client, token, limit=1, mode="lexical")) == [planted]
+    path = await hybrid(client, "restart_scheduler.sh", limit=1, mode="lexical")
+    assert artifact_ids(path) == [planted] and "exact" in path["results"][0]["signals"], path
+
+
 CHECKS = [
+    check_search_modes_and_exact_tokens,
     check_tools_listed, check_whole_artifact_responses, check_chunked_artifact_response, check_token_threshold,
     check_metadata_round_trip, check_get_content_is_exact, check_get_chunks_cover_the_content,
     check_same_source_same_content_is_unchanged, check_id_from_content_hash_without_source_id,
@@ -985,6 +1009,11 @@ BAD_INPUTS = [
     BadInput("search-query-501", "artifact_search", {"query": "q" * 501}, "query",
              mentions=("Query exceeds maximum length of 500 characters",)),
     BadInput("search-empty-query", "artifact_search", {"query": "  "}, "query"),
+    BadInput("search-bad-mode", "artifact_search", {**_SEARCH, "mode": "fuzzy"}, "mode",
+             exact="Invalid mode: fuzzy. Must be one of: hybrid, vector, lexical"),
+    BadInput("hybrid-bad-profile", "hybrid_search", {**_SEARCH, "profile": "legal"}, "profile",
+             mentions=("default", "technical", "conversational", "code")),
+    BadInput("hybrid-mode-not-string", "hybrid_search", {**_SEARCH, "mode": 3}, "mode"),
     BadInput("search-missing-query", "artifact_search", {}, "query", exact="Missing required field: query"),
     BadInput("search-limit-0", "artifact_search", {**_SEARCH, "limit": 0}, "limit",
              mentions=("Limit must be between 1 and 50",)),
