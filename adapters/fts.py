@@ -12,12 +12,13 @@ from typing import Any, NamedTuple
 from sqlalchemy import Column, Index, Integer, String, Table, bindparam, delete, insert, select, text
 from sqlalchemy.engine import Connection
 
+from adapters.lexical_context import CONTEXT_WEIGHT
 from adapters.sqlalchemy_base import metadata
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
 COLLECTIONS = ("memory", "history", "artifact", "chunk")
-INDEX_VERSION = "1"  # bump when tokenisation changes: the index is rebuilt from the rows at start
+INDEX_VERSION = "2"  # bump when what is indexed changes: the index is rebuilt from the rows at start
 
 lexical_docs = Table(
     "lexical_docs", metadata,
@@ -36,6 +37,7 @@ class Doc(NamedTuple):
     owner: str | None
     version: str | None
     body: str
+    context: str = ""  # words around the record (a turn's neighbours), ranked below its own
 
 
 # How each collection's entries join the rows that carry its filter fields (alias ``b``).
@@ -74,6 +76,10 @@ class LexicalBackend:
     def create(self, conn: Connection) -> None:
         raise NotImplementedError
 
+    def reset(self, conn: Connection) -> None:
+        """Drop the text index (an older layout) so that ``create`` makes it anew."""
+        raise NotImplementedError
+
     def index(self, conn: Connection, collection: str, docs: Sequence[Doc]) -> None:
         if not docs:
             return
@@ -81,7 +87,7 @@ class LexicalBackend:
             insert(lexical_docs).returning(lexical_docs.c.id, sort_by_parameter_order=True),
             [{"collection": collection, "record_id": d.record_id, "owner": d.owner, "version": d.version}
              for d in docs]).scalars().all()
-        self._add(conn, collection, list(zip(ids, (d.body for d in docs), strict=True)))
+        self._add(conn, collection, list(zip(ids, docs, strict=True)))
 
     def unindex_records(self, conn: Connection, collection: str, record_ids: Sequence[str]) -> None:
         self._remove(conn, collection, select(lexical_docs.c.id).where(
@@ -122,7 +128,7 @@ class LexicalBackend:
               where: Filter | None) -> list[LexicalMatch]:
         raise NotImplementedError
 
-    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, str]]) -> None:
+    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
         raise NotImplementedError
 
     def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
@@ -144,13 +150,20 @@ class SqliteFts5(LexicalBackend):
 
     def create(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
-            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, {self.WORDS})"))
+            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, context, "
+                              f"{self.WORDS})"))
             conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS tri_{collection} USING fts5(body, {self.TRIGRAMS})"))
 
-    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, str]]) -> None:
-        params = [{"id": i, "body": body} for i, body in rows]
-        for table in (f"fts_{collection}", f"tri_{collection}"):
-            conn.execute(text(f"INSERT INTO {table}(rowid, body) VALUES (:id, :body)"), params)
+    def reset(self, conn: Connection) -> None:
+        for collection in COLLECTIONS:
+            conn.execute(text(f"DROP TABLE IF EXISTS fts_{collection}"))
+            conn.execute(text(f"DROP TABLE IF EXISTS tri_{collection}"))
+
+    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
+        conn.execute(text(f"INSERT INTO fts_{collection}(rowid, body, context) VALUES (:id, :body, :context)"),
+                     [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
+        conn.execute(text(f"INSERT INTO tri_{collection}(rowid, body) VALUES (:id, :body)"),
+                     [{"id": i, "body": d.body} for i, d in rows])
 
     def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
         for table in (f"fts_{collection}", f"tri_{collection}"):
@@ -165,7 +178,7 @@ class SqliteFts5(LexicalBackend):
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
                where: Filter | None) -> list[LexicalMatch]:
         return self._match(conn, f"fts_{collection}", collection, " OR ".join(_quoted(w) for w in words),
-                           limit, where)
+                           limit, where, f"1.0, {CONTEXT_WEIGHT}")
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
@@ -175,12 +188,12 @@ class SqliteFts5(LexicalBackend):
 
     @staticmethod
     def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
-               where: Filter | None) -> list[LexicalMatch]:
+               where: Filter | None, column_weights: str = "1.0") -> list[LexicalMatch]:
         if not query:
             return []
         conditions, params = filter_sql(collection, where)
         rows = conn.execute(text(
-            f"SELECT d.record_id, bm25({table}) AS rank FROM {table} "
+            f"SELECT d.record_id, bm25({table}, {column_weights}) AS rank FROM {table} "
             f"JOIN lexical_docs d ON d.id = {table}.rowid JOIN {_JOINS[collection][0]} "
             f"WHERE {table} MATCH :query{conditions} ORDER BY rank LIMIT :limit"),
             {**params, "query": query, "limit": limit}).all()

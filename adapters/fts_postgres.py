@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from adapters.fts import _JOINS, LexicalBackend, filter_sql
+from adapters.fts import _JOINS, Doc, LexicalBackend, filter_sql
+from adapters.lexical_context import CONTEXT_WEIGHT
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
@@ -34,9 +35,14 @@ class PostgresFullText(LexicalBackend):
         except Exception:  # noqa: BLE001 - the savepoint was rolled back
             pass
 
-    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, str]]) -> None:
-        conn.execute(text(f"UPDATE lexical_docs SET body = :body, tsv = to_tsvector('{CONFIG}', :body) "
-                          "WHERE id = :id"), [{"id": i, "body": body} for i, body in rows])
+    def reset(self, conn: Connection) -> None:
+        """The columns stay; the rebuild that follows rewrites every row."""
+
+    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
+        # Own words weigh A, the neighbours' words (a turn's context) B: ranked with CONTEXT_WEIGHT.
+        conn.execute(text(f"UPDATE lexical_docs SET body = :body, tsv = setweight(to_tsvector('{CONFIG}', :body), 'A')"
+                          f" || setweight(to_tsvector('{CONFIG}', :context), 'B') WHERE id = :id"),
+                     [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
 
     def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
         """The text lives in the lexical_docs rows the caller deletes."""
@@ -59,7 +65,9 @@ class PostgresFullText(LexicalBackend):
         if not weights:
             return []
         any_word = " || ".join(f"plainto_tsquery('{CONFIG}', :{k})" for k in weights)
-        score = " + ".join(f":w{k} * ts_rank(d.tsv, plainto_tsquery('{CONFIG}', :{k}), 1)" for k in weights)
+        grades = f"'{{0, 0, {CONTEXT_WEIGHT}, 1}}'"  # D, C, B (context), A (own words)
+        score = " + ".join(f":w{k} * ts_rank({grades}, d.tsv, plainto_tsquery('{CONFIG}', :{k}), 1)"
+                           for k in weights)
         conditions, params = filter_sql(collection, where)
         rows = conn.execute(text(
             f"SELECT d.record_id, {score} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "

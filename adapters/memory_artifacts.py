@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.memory import InMemoryMetadataStore
-from adapters.memory_lexical import bm25, filtered, substrings
+from adapters.lexical_context import CONTEXT_WEIGHT, turn_contexts
+from adapters.memory_lexical import bm25, bm25_with_context, filtered, substrings
 from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, LexicalMatch
 from domain.ports import ArtifactStore, Filter, LexicalIndex, ReembedLedger
@@ -85,7 +86,14 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
 
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
                        where: Filter | None = None) -> list[LexicalMatch]:
-        return bm25(filtered(self._records(collection), where), words, limit)
+        if collection != "history":
+            return bm25(filtered(self._records(collection), where), words, limit)
+        contexts: dict[str, str] = {}
+        for conversation in {t.conversation_id for t in self.turns.values()}:
+            contexts.update(turn_contexts([(t.id, t.turn_index, t.content) for t in self.turns.values()
+                                           if t.conversation_id == conversation]))
+        docs = {k: (text, contexts.get(k, "")) for k, text in filtered(self._records(collection), where).items()}
+        return bm25_with_context(docs, words, limit, CONTEXT_WEIGHT)
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
                      where: Filter | None = None) -> list[LexicalMatch]:

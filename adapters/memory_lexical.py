@@ -49,6 +49,15 @@ def bm25(docs: dict[str, str], words: Sequence[str], limit: int, k1: float = 1.2
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
 
 
+def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], limit: int,
+                      context_weight: float) -> list[LexicalMatch]:
+    """BM25 of a record's own text plus ``context_weight`` times BM25 of its context."""
+    own = {m.record_id: m.score for m in bm25({k: body for k, (body, _) in docs.items()}, words, len(docs))}
+    around = {m.record_id: m.score for m in bm25({k: ctx for k, (_, ctx) in docs.items()}, words, len(docs))}
+    scored = [LexicalMatch(k, own.get(k, 0.0) + context_weight * around.get(k, 0.0)) for k in set(own) | set(around)]
+    return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
+
+
 def substrings(docs: dict[str, str], tokens: Sequence[str], limit: int) -> list[LexicalMatch]:
     usable = [t.lower() for t in tokens if len(t) >= 3]
     scored = [LexicalMatch(key, float(sum(text.lower().count(t) for t in usable))) for key, text in docs.items()]

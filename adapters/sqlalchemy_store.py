@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters.fts import Doc, backend_for
+from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn
@@ -101,8 +103,10 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
         from adapters.fts import INDEX_VERSION
 
         with self._engine.begin() as conn:
-            self._lexical.create(conn)
             built = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "lexical_index")).scalar()
+            if built != INDEX_VERSION:
+                self._lexical.reset(conn)
+            self._lexical.create(conn)
             if built != INDEX_VERSION:
                 self._lexical.rebuild(conn, self._lexical_rows(conn))
                 conn.execute(delete(store_meta).where(store_meta.c.key == "lexical_index"))
@@ -111,8 +115,13 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
         for record_id, content in conn.execute(select(memories.c.id, memories.c.content)):
             yield "memory", Doc(record_id, None, None, content)
-        for record_id, content in conn.execute(select(turns.c.id, turns.c.content)):
-            yield "history", Doc(record_id, None, None, content)
+        rows = conn.execute(select(turns.c.conversation_id, turns.c.id, turns.c.turn_index, turns.c.content)
+                            .order_by(turns.c.conversation_id, turns.c.turn_index)).tuples()
+        for _, group in itertools.groupby(rows, key=lambda row: row[0]):
+            conversation = [(tid, index, content) for _, tid, index, content in group]
+            contexts = turn_contexts(conversation)
+            for tid, _, content in conversation:
+                yield "history", Doc(tid, None, None, content, contexts[tid])
 
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
                        where: Filter | None = None) -> list[LexicalMatch]:
@@ -183,8 +192,19 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
                 id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
                 content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
                 content_hash=turn.content_hash, **_profile_values(turn.profile)))
-            self._lexical.index(conn, "history", [Doc(turn.id, None, None, turn.content)])
+            self._index_turns_around(conn, turn)
             self._append(conn, entry)
+
+    def _index_turns_around(self, conn: Connection, turn: Turn) -> None:
+        """(Re)index a turn and the neighbours whose context holds its words, in the caller's transaction."""
+        reach = CONTEXT_TURNS
+        nearby = conn.execute(select(turns.c.id, turns.c.turn_index, turns.c.content).where(
+            turns.c.conversation_id == turn.conversation_id,
+            turns.c.turn_index.between(turn.turn_index - 2 * reach, turn.turn_index + 2 * reach))).tuples().all()
+        contexts = turn_contexts(nearby)
+        window = [(tid, content) for tid, index, content in nearby if abs(index - turn.turn_index) <= reach]
+        self._lexical.unindex_records(conn, "history", [tid for tid, _ in window if tid != turn.id])
+        self._lexical.index(conn, "history", [Doc(tid, None, None, content, contexts[tid]) for tid, content in window])
 
     def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
         with self._read() as conn:

@@ -83,8 +83,24 @@ class LexicalIndexContract:
         store.put_turn(turn("c1", 1, "what a lovely dog"), AUDIT)
         store.put_turn(turn("c1", 0, "I adopted a tabby cat"), AUDIT)
         assert store.lexical_search("history", ["retriever"], 5) == []
-        assert ids(store.lexical_search("history", ["tabby"], 5)) == ["c1_turn_0"]
+        assert ids(store.lexical_search("history", ["tabby"], 5))[0] == "c1_turn_0"
         assert ids(store.lexical_search("history", ["tabby"], 5, {"conversation_id": "c2"})) == []
+
+    def test_a_turn_is_found_by_the_words_of_its_neighbours_below_its_own(self, store) -> None:
+        lines = ["Did you ever visit the observatory?", "Yes, last spring, with my sister.",
+                 "How was the weather that day?", "Rainy but fine.", "We also cooked pasta later.",
+                 "Nice! Totally unrelated: my car broke down."]
+        for i, line in enumerate(lines):
+            store.put_turn(turn("c1", i, line), AUDIT)
+        found = ids(store.lexical_search("history", ["observatory"], 10))
+        assert found[0] == "c1_turn_0"  # its own word ranks first
+        assert set(found) == {"c1_turn_0", "c1_turn_1", "c1_turn_2"}  # then the turns up to two after it
+        store.put_turn(turn("c1", 0, "Did you ever visit the aquarium?"), AUDIT)  # neighbours re-indexed too
+        assert store.lexical_search("history", ["observatory"], 10) == []
+        assert ids(store.lexical_search("history", ["aquarium"], 10))[0] == "c1_turn_0"
+        assert "c1_turn_4" not in ids(store.lexical_search("history", ["aquarium"], 10))
+        store.put_turn(turn("c2", 0, "observatory"), AUDIT)  # another conversation is not context
+        assert ids(store.lexical_search("history", ["observatory"], 10)) == ["c2_turn_0"]
 
     def test_exact_tokens_match_code_like_substrings(self, store) -> None:
         store.add_memory(memory("mem_a", "The crash comes from get_user_by_id in src/app/users.py"), AUDIT)

@@ -1,0 +1,21 @@
+"""What a history turn is indexed with besides its own words: its neighbours', weighted lower.
+
+A question about a conversation often names words of the turns around the answer (the question
+it answers, the remark it follows), so each turn's lexical entry carries them in a second,
+lower-weighted field. Every lexical index (SQLite, PostgreSQL, the in-memory fake) uses these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+CONTEXT_TURNS = 2  # the turns up to 2 before and after a turn are its context
+CONTEXT_WEIGHT = 0.35  # a word in the context counts this much of one in the turn itself
+
+
+def turn_contexts(turns: Sequence[tuple[str, int, str]], radius: int = CONTEXT_TURNS) -> dict[str, str]:
+    """For turns (id, turn_index, content) of one conversation: id -> the neighbouring turns' text."""
+    by_index = {index: content for _, index, content in turns}
+    return {tid: "\n".join(by_index[j] for j in range(index - radius, index + radius + 1)
+                           if j != index and j in by_index)
+            for tid, index, _ in turns}
