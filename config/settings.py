@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.errors import ConfigurationError
 from domain.model import ChunkSpec, EmbeddingProfile
-from domain.retrieval import PROFILES, RetrievalConfig, Weights
+from domain.retrieval import DEFAULT_PROFILE, PROFILES, RetrievalConfig, Weights
 
 # Chunk sizes belong to the embedding profile: (single piece max, target, overlap) in cl100k tokens.
 PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50)}
@@ -48,9 +48,8 @@ class Settings(BaseSettings):
     chunk_target_tokens: int | None = Field(None, ge=1)
     chunk_overlap_tokens: int | None = Field(None, ge=0)
 
-    memtrove_search_profile: str = "default"
+    memtrove_search_profile: str = DEFAULT_PROFILE
     memtrove_search_weights: dict[str, dict[str, float]] = Field(default_factory=dict)
-    memtrove_rrf_k: int = Field(60, ge=1, le=1000)
     memtrove_semantic_top_k: int = Field(40, ge=1, le=1000)
     memtrove_lexical_top_k: int = Field(40, ge=1, le=1000)
     memtrove_exact_top_k: int = Field(20, ge=1, le=1000)
@@ -112,19 +111,21 @@ class Settings(BaseSettings):
         """Fusion settings: spec 004's profiles, overridden or extended by MEMTROVE_SEARCH_WEIGHTS."""
         profiles = dict(PROFILES)
         for name, given in self.memtrove_search_weights.items():
-            unknown = sorted(set(given) - {"lexical", "semantic", "exact"})
-            if unknown or any(w < 0 for w in given.values()) or not any(given.values()):
+            signals = {s: float(given.get(s, 0.0)) for s in ("lexical", "semantic", "exact")}
+            unknown = sorted(set(given) - {"lexical", "semantic", "exact", "k"})
+            if unknown or min(signals.values()) < 0 or not any(signals.values()) or not 1 <= given.get("k", 60) <= 1000:
                 raise ConfigurationError(
                     f"Invalid setting MEMTROVE_SEARCH_WEIGHTS: profile {name!r} needs non-negative weights "
-                    "for lexical, semantic and exact (at least one above 0)")
+                    "lexical, semantic, exact (at least one above 0) and optionally k (1-1000)")
             base = profiles.get(name, Weights(0.0, 0.0, 0.0))
-            profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in ("lexical", "semantic", "exact")})
+            profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in ("lexical", "semantic", "exact")},
+                                     k=int(given.get("k", base.k)))
         if self.memtrove_search_profile not in profiles:
             raise ConfigurationError(
                 f"Invalid setting MEMTROVE_SEARCH_PROFILE={self.memtrove_search_profile!r}: "
                 f"must be one of: {', '.join(sorted(profiles))}")
         return RetrievalConfig(profiles=profiles, default_profile=self.memtrove_search_profile,
-                               rrf_k=self.memtrove_rrf_k, semantic_top_k=self.memtrove_semantic_top_k,
+                               semantic_top_k=self.memtrove_semantic_top_k,
                                lexical_top_k=self.memtrove_lexical_top_k, exact_top_k=self.memtrove_exact_top_k)
 
     def check_serving(self, host: str) -> None:

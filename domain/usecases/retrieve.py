@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from domain.lexical import analyse
 from domain.model import Hit, RequestContext
 from domain.ports import Embedder, Filter
-from domain.retrieval import RetrievalConfig, weighted_rrf
+from domain.fusion import weighted_rrf
+from domain.retrieval import RetrievalConfig
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.ranking import Ranker
 
@@ -34,7 +35,7 @@ class Retriever:
         Each signal ranks the collections' hits together; the signals' rankings are fused by
         weighted RRF. One hit per artifact (its best chunk or itself) is kept before cutting to ``limit``.
         """
-        weights = self.config.signal_weights(mode, profile)
+        weights, k = self.config.signal_weights(mode, profile)
         terms = analyse(query)
         if not terms.exact:
             weights.pop("exact", None)
@@ -61,7 +62,7 @@ class Retriever:
                 # One ranking per signal across collections: cosine similarities (one model) and
                 # BM25 scores compare across them, where "first of its collection" would not.
                 ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
-            fused = best_per_artifact(fuse_signals(ranked, weights, self.config.rrf_k))
+            fused = best_per_artifact(fuse_signals(ranked, weights, k))
             if len(fused) >= limit or not more:
                 break
         return fused[:limit]

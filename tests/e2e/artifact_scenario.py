@@ -22,15 +22,15 @@ ARTIFACT_TOOLS = {"artifact_ingest", "artifact_search", "artifact_get", "artifac
 ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
 UTC_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
 BOUNDARY = "[CHUNK BOUNDARY]"
-RRF_K = 60
-DEFAULT_WEIGHTS = {"lexical": 0.4, "semantic": 0.5, "exact": 0.1}  # spec 004's default profile
+DEFAULT_WEIGHTS = {"lexical": 0.6, "semantic": 0.3, "exact": 0.1}  # the server's default profile, "recall"
+DEFAULT_K = 10
 
 
 def check_fused_score(r: dict[str, Any]) -> None:
     """A hit's score is weighted RRF over the signals that ranked it, and it names their ranks."""
     assert r["signals"] and set(r["signals"]) <= set(DEFAULT_WEIGHTS), r
-    expected = sum(DEFAULT_WEIGHTS[s] / (RRF_K + rank) for s, rank in r["signals"].items())
-    assert abs(r["score"] - expected) < 2e-6 and 0 < r["score"] <= sum(DEFAULT_WEIGHTS.values()) / (RRF_K + 1), r
+    expected = sum(DEFAULT_WEIGHTS[s] / (DEFAULT_K + rank) for s, rank in r["signals"].items())
+    assert abs(r["score"] - expected) < 2e-6 and 0 < r["score"] <= sum(DEFAULT_WEIGHTS.values()) / (DEFAULT_K + 1), r
     assert (r["similarity"] is not None) == ("semantic" in r["signals"]), r
 # What "searched" / "collections" call the two artifact collections, and the optional ones.
 WHOLE, CHUNKS, MEMORY, HISTORY = "artifacts", "artifact_chunks", "memory", "history"  # the spec's names

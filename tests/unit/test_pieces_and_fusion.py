@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.memory import HashEmbedder, WordTokenizer
-from domain.fusion import best_per_record, fetch_distinct
+from domain.fusion import best_per_record, weighted_rrf
 from domain.model import ChunkSpec, VectorMatch
 from domain.pieces import PieceSplitter
 from plugins.chunkers.token_window import TokenWindowChunker
@@ -43,19 +44,25 @@ def test_best_per_record_keeps_the_top_piece() -> None:
     assert [(m.id, m.score) for m in best_per_record(matches)] == [("a1", 0.9), ("b0", 0.7)]
 
 
-def test_fetch_distinct_asks_again_until_limit_distinct() -> None:
-    pool = [VectorMatch(f"a{i}", "a", 1 - i / 100) for i in range(20)] + [VectorMatch("b", "b", 0.5),
-                                                                          VectorMatch("c", "c", 0.4)]
-    asked: list[int] = []
-
-    def query(n: int) -> list[VectorMatch]:
-        asked.append(n)
-        return pool[:n]
-
-    got = fetch_distinct(query, lambda ms: ms, limit=3, first_fetch=6)
-    assert [m.record_id for m in got] == ["a", "b", "c"] and asked == [6, 24]
+def test_weighted_rrf_sums_weight_over_k_plus_rank_and_names_the_ranks() -> None:
+    fused = weighted_rrf({"lexical": ["a", "b"], "semantic": ["b", "c"]}, {"lexical": 0.6, "semantic": 0.3}, 10)
+    assert fused["a"] == (0.6 / 11, {"lexical": 1})
+    assert fused["b"][0] == 0.6 / 12 + 0.3 / 11 and fused["b"][1] == {"lexical": 2, "semantic": 1}
+    assert fused["c"] == (0.3 / 12, {"semantic": 2})
+    assert weighted_rrf({}, {}, 60) == {}
 
 
-def test_fetch_distinct_stops_when_the_index_runs_dry() -> None:
-    got = fetch_distinct(lambda n: [VectorMatch("a", "a", 1.0)], lambda ms: ms, limit=5, first_fetch=5)
-    assert len(got) == 1
+def test_profiles_modes_and_their_errors() -> None:
+    from domain.errors import ValidationError
+    from domain.retrieval import RetrievalConfig
+
+    config = RetrievalConfig()
+    assert config.signal_weights(None, None) == ({"lexical": 0.6, "semantic": 0.3, "exact": 0.1}, 10)
+    assert config.signal_weights("vector", "default") == ({"semantic": 1.0}, 60)
+    assert config.signal_weights("lexical", "code")[0] == {"lexical": 1.0, "exact": 0.4 / 0.3}
+    with pytest.raises(ValidationError) as mode:
+        config.signal_weights("fuzzy", None)
+    assert mode.value.field == "mode" and "hybrid, vector, lexical" in mode.value.message
+    with pytest.raises(ValidationError) as profile:
+        config.signal_weights(None, "legal")
+    assert profile.value.field == "profile" and "conversational" in profile.value.message
