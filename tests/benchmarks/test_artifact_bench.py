@@ -15,6 +15,7 @@ from domain.chunking import content_hash
 from domain.ids import chunk_id, piece_id
 from domain.model import Artifact, ArtifactChunk, AuditEntry, VectorRecord
 from domain.usecases.artifacts import IngestRequest
+from domain.usecases.retrieve import Retriever
 from domain.usecases.search import HybridSearch, SearchRequest
 from entrypoints.runtime import Runtime
 from plugins.chunkers.token_window import TokenWindowChunker
@@ -140,7 +141,8 @@ def test_hybrid_search_latency(benchmark, report, tmp_path: Path, total: int) ->
     uc(SearchRequest(queries[0], limit=10))  # warm caches and the model
     rounds = size(100, 10)
     included = measure(benchmark, lambda: uc(SearchRequest(random.choice(queries), limit=10)), rounds)
-    excluded_uc = HybridSearch(FixedQuery(rt.app.adapters.embedder(), queries[1]), uc.ranker, uc.artifacts)
+    fixed = FixedQuery(rt.app.adapters.embedder(), queries[1])
+    excluded_uc = HybridSearch(Retriever(fixed, uc.retrieve.ranker, uc.retrieve.config), uc.artifacts)
     excluded = measure(_Plain(), lambda: excluded_uc(SearchRequest(queries[1], limit=10)), rounds)
     hits = excluded_uc(SearchRequest(queries[1], limit=10)).hits
     assert len(hits) == 10 and len({h.fields["artifact_id"] for h in hits}) == 10
