@@ -12,12 +12,14 @@ from typing import Any, NamedTuple
 from sqlalchemy import Column, Index, Integer, String, Table, bindparam, delete, insert, select, text
 from sqlalchemy.engine import Connection
 
-from adapters.lexical_context import CONTEXT_WEIGHT
 from adapters.sqlalchemy_base import metadata
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
 COLLECTIONS = ("memory", "history", "artifact", "chunk")
+# The most records one lexical query may score. Ranking by BM25 means scoring every record that
+# holds any query word; past this budget the commonest words (the least weighty) are left out.
+MATCH_BUDGET = 5_000
 INDEX_VERSION = "2"  # bump when what is indexed changes: the index is rebuilt from the rows at start
 
 lexical_docs = Table(
@@ -121,7 +123,29 @@ class LexicalBackend:
             self.index(conn, collection, docs)
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
-               where: Filter | None) -> list[LexicalMatch]:
+               where: Filter | None, context_weight: float) -> list[LexicalMatch]:
+        raise NotImplementedError
+
+    def selective(self, conn: Connection, collection: str, words: Sequence[str]) -> dict[str, int]:
+        """The words to match, with the number of records holding each, rarest first.
+
+        The commonest words are left out until the records to score fit MATCH_BUDGET (they weigh
+        least in BM25); counting stops at what the budget needs.
+        """
+        counts = {word: self._count(conn, collection, word, MATCH_BUDGET + 1) for word in words}
+        kept: dict[str, int] = {}
+        spent = 0
+        for word, count in sorted(counts.items(), key=lambda item: item[1]):
+            if count == 0:
+                continue
+            if spent + count > MATCH_BUDGET:
+                break
+            kept[word] = count
+            spent += count
+        return kept
+
+    def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
+        """Records whose text holds ``word``, counting no further than ``cap``."""
         raise NotImplementedError
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
@@ -176,15 +200,25 @@ class SqliteFts5(LexicalBackend):
             conn.execute(text(f"DELETE FROM tri_{collection}"))
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
-               where: Filter | None) -> list[LexicalMatch]:
-        return self._match(conn, f"fts_{collection}", collection, " OR ".join(_quoted(w) for w in words),
-                           limit, where, f"1.0, {CONTEXT_WEIGHT}")
+               where: Filter | None, context_weight: float) -> list[LexicalMatch]:
+        words = list(self.selective(conn, collection, words))
+        if context_weight <= 0:  # words of the record itself only
+            words_query = "body : (" + " OR ".join(_quoted(w) for w in words) + ")" if words else ""
+        else:
+            words_query = " OR ".join(_quoted(w) for w in words)
+        return self._match(conn, f"fts_{collection}", collection, words_query, limit, where,
+                           f"1.0, {max(0.0, float(context_weight))}")
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
         usable = [t for t in tokens if len(t) >= 3]  # a trigram index cannot look for less
         return self._match(conn, f"tri_{collection}", collection, " OR ".join(_quoted(t) for t in usable),
                            limit, where) if usable else []
+
+    def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
+        return int(conn.execute(text(
+            f"SELECT count(*) FROM (SELECT rowid FROM fts_{collection} WHERE fts_{collection} MATCH :q LIMIT :cap)"),
+            {"q": _quoted(word), "cap": cap}).scalar() or 0)
 
     @staticmethod
     def _match(conn: Connection, table: str, collection: str, query: str, limit: int,

@@ -15,7 +15,6 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from adapters.fts import _JOINS, Doc, LexicalBackend, filter_sql
-from adapters.lexical_context import CONTEXT_WEIGHT
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
@@ -39,7 +38,7 @@ class PostgresFullText(LexicalBackend):
         """The columns stay; the rebuild that follows rewrites every row."""
 
     def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
-        # Own words weigh A, the neighbours' words (a turn's context) B: ranked with CONTEXT_WEIGHT.
+        # Own words weigh A, the neighbours' words (a turn's context) B: ranked with the context weight.
         conn.execute(text(f"UPDATE lexical_docs SET body = :body, tsv = setweight(to_tsvector('{CONFIG}', :body), 'A')"
                           f" || setweight(to_tsvector('{CONFIG}', :context), 'B') WHERE id = :id"),
                      [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
@@ -51,31 +50,49 @@ class PostgresFullText(LexicalBackend):
         """As for _drop."""
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
-               where: Filter | None) -> list[LexicalMatch]:
+               where: Filter | None, context_weight: float) -> list[LexicalMatch]:
         if not words:
             return []
-        terms = {f"t{i}": w for i, w in enumerate(words)}
+        kept = self.selective(conn, collection, words)
+        if not kept:
+            return []
         total = conn.execute(text("SELECT count(*) FROM lexical_docs WHERE collection = :c"), {"c": collection}).scalar()
+        terms = {f"t{i}": w for i, w in enumerate(kept)}
         weights: dict[str, float] = {}
         for key, word in terms.items():
-            df = conn.execute(text(f"SELECT count(*) FROM lexical_docs WHERE collection = :c "
-                                   f"AND tsv @@ plainto_tsquery('{CONFIG}', :w)"), {"c": collection, "w": word}).scalar()
+            df = kept[word] if context_weight > 0 else conn.execute(text(
+                f"SELECT count(*) FROM lexical_docs WHERE collection = :c AND {self._query(':w', 0)}"),
+                {"c": collection, "w": word}).scalar()
             if df:
                 weights[key] = math.log((total - df + 0.5) / (df + 0.5) + 1)
         if not weights:
             return []
-        any_word = " || ".join(f"plainto_tsquery('{CONFIG}', :{k})" for k in weights)
-        grades = f"'{{0, 0, {CONTEXT_WEIGHT}, 1}}'"  # D, C, B (context), A (own words)
+        any_word = " OR ".join(self._query(f":{k}", context_weight, "d.tsv") for k in weights)
+        grades = f"'{{0, 0, {max(0.0, float(context_weight))}, 1}}'"  # D, C, B (context), A (own words)
         score = " + ".join(f":w{k} * ts_rank({grades}, d.tsv, plainto_tsquery('{CONFIG}', :{k}), 1)"
                            for k in weights)
         conditions, params = filter_sql(collection, where)
         rows = conn.execute(text(
             f"SELECT d.record_id, {score} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
-            f"WHERE d.collection = :c AND d.tsv @@ ({any_word}){conditions} "
+            f"WHERE d.collection = :c AND ({any_word}){conditions} "
             "ORDER BY score DESC, d.record_id LIMIT :limit"),
             {**params, **{k: terms[k] for k in weights}, **{f"w{k}": w for k, w in weights.items()},
              "c": collection, "limit": limit}).all()
         return [LexicalMatch(record_id, float(value)) for record_id, value in rows]
+
+    def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
+        return int(conn.execute(text(
+            f"SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c "
+            f"AND tsv @@ plainto_tsquery('{CONFIG}', :w) LIMIT :cap) AS found"),
+            {"c": collection, "w": word, "cap": cap}).scalar() or 0)
+
+    @staticmethod
+    def _query(param: str, context_weight: float, column: str = "tsv") -> str:
+        """Where a word matches; only in the record's own words (weight A) when context counts nothing."""
+        query = f"plainto_tsquery('{CONFIG}', {param})"
+        if context_weight > 0:
+            return f"{column} @@ {query}"
+        return f"{column} @@ {query} AND ts_rank('{{0, 0, 0, 1}}', {column}, {query}) > 0"
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:

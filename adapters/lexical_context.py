@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 CONTEXT_TURNS = 2  # the turns up to 2 before and after a turn are its context
-CONTEXT_WEIGHT = 0.35  # a word in the context counts this much of one in the turn itself
 
 
 def turn_contexts(turns: Sequence[tuple[str, int, str]], radius: int = CONTEXT_TURNS) -> dict[str, str]:

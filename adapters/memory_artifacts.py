@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.memory import InMemoryMetadataStore
-from adapters.lexical_context import CONTEXT_WEIGHT, turn_contexts
+from adapters.lexical_context import turn_contexts
 from adapters.memory_lexical import bm25, bm25_with_context, filtered, substrings
 from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, LexicalMatch
@@ -85,7 +85,7 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
     """The fake store searched by words: BM25 and substring matching over its current records."""
 
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
-                       where: Filter | None = None) -> list[LexicalMatch]:
+                       where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
         if collection != "history":
             return bm25(filtered(self._records(collection), where), words, limit)
         contexts: dict[str, str] = {}
@@ -93,7 +93,7 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
             contexts.update(turn_contexts([(t.id, t.turn_index, t.content) for t in self.turns.values()
                                            if t.conversation_id == conversation]))
         docs = {k: (text, contexts.get(k, "")) for k, text in filtered(self._records(collection), where).items()}
-        return bm25_with_context(docs, words, limit, CONTEXT_WEIGHT)
+        return bm25_with_context(docs, words, limit, context_weight)
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
                      where: Filter | None = None) -> list[LexicalMatch]:

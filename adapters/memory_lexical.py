@@ -55,6 +55,7 @@ def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], li
     own = {m.record_id: m.score for m in bm25({k: body for k, (body, _) in docs.items()}, words, len(docs))}
     around = {m.record_id: m.score for m in bm25({k: ctx for k, (_, ctx) in docs.items()}, words, len(docs))}
     scored = [LexicalMatch(k, own.get(k, 0.0) + context_weight * around.get(k, 0.0)) for k in set(own) | set(around)]
+    scored = [m for m in scored if m.score > 0]
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
 
 

@@ -124,9 +124,9 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
                 yield "history", Doc(tid, None, None, content, contexts[tid])
 
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
-                       where: Filter | None = None) -> list[LexicalMatch]:
+                       where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
         with self._read() as conn:
-            return self._lexical.search(conn, collection, words, limit, where)
+            return self._lexical.search(conn, collection, words, limit, where, context_weight)
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
                      where: Filter | None = None) -> list[LexicalMatch]:

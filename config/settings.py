@@ -112,14 +112,15 @@ class Settings(BaseSettings):
         profiles = dict(PROFILES)
         for name, given in self.memtrove_search_weights.items():
             signals = {s: float(given.get(s, 0.0)) for s in ("lexical", "semantic", "exact")}
-            unknown = sorted(set(given) - {"lexical", "semantic", "exact", "k"})
-            if unknown or min(signals.values()) < 0 or not any(signals.values()) or not 1 <= given.get("k", 60) <= 1000:
+            unknown = sorted(set(given) - {"lexical", "semantic", "exact", "k", "context"})
+            if (unknown or min(signals.values()) < 0 or not any(signals.values())
+                    or not 1 <= given.get("k", 60) <= 1000 or not 0 <= given.get("context", 0) <= 1):
                 raise ConfigurationError(
                     f"Invalid setting MEMTROVE_SEARCH_WEIGHTS: profile {name!r} needs non-negative weights "
-                    "lexical, semantic, exact (at least one above 0) and optionally k (1-1000)")
+                    "lexical, semantic, exact (at least one above 0), optionally k (1-1000) and context (0-1)")
             base = profiles.get(name, Weights(0.0, 0.0, 0.0))
             profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in ("lexical", "semantic", "exact")},
-                                     k=int(given.get("k", base.k)))
+                                     k=int(given.get("k", base.k)), context=float(given.get("context", base.context)))
         if self.memtrove_search_profile not in profiles:
             raise ConfigurationError(
                 f"Invalid setting MEMTROVE_SEARCH_PROFILE={self.memtrove_search_profile!r}: "

@@ -105,9 +105,13 @@ class LexicalIndex(Protocol):
     """
 
     def lexical_search(
-        self, collection: str, words: Sequence[str], limit: int, where: Filter | None = None
+        self, collection: str, words: Sequence[str], limit: int, where: Filter | None = None,
+        context_weight: float = 0.35,
     ) -> list[LexicalMatch]:
-        """Records matching any of the words (stemmed by the backend), best BM25-style score first."""
+        """Records matching any of the words (stemmed by the backend), best BM25-style score first.
+
+        A history turn's neighbours' words count ``context_weight`` of its own (0: not at all).
+        """
         ...
 
     def exact_search(

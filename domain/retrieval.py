@@ -19,6 +19,7 @@ class Weights:
     semantic: float
     exact: float
     k: int = 60  # the RRF constant: smaller lets the first ranks of each signal count for more
+    context: float = 0.35  # how much a conversation turn's neighbours' words count in its lexical score
 
     def of(self, signal: str) -> float:
         return float(getattr(self, signal))
@@ -51,14 +52,14 @@ class RetrievalConfig:
     def top_k(self, signal: str) -> int:
         return {"semantic": self.semantic_top_k, "lexical": self.lexical_top_k, "exact": self.exact_top_k}[signal]
 
-    def signal_weights(self, mode: object, profile: object) -> tuple[dict[str, float], int]:
-        """The signals a search runs with their weights, and k; a mode naming one signal runs only that one."""
+    def signal_weights(self, mode: object, profile: object) -> tuple[dict[str, float], Weights]:
+        """The signals a search runs with their weights, and the profile; a mode naming one signal runs only it."""
         chosen = require_choice("mode", "hybrid" if mode is None else mode, MODES)
         name = require_choice("profile", self.default_profile if profile is None else profile,
                               sorted(self.profiles))
         weights = self.profiles[name]
         if chosen == "vector":
-            return {"semantic": 1.0}, weights.k
+            return {"semantic": 1.0}, weights
         if chosen == "lexical":
-            return {"lexical": 1.0, "exact": weights.exact / weights.lexical if weights.lexical else 1.0}, weights.k
-        return {s: weights.of(s) for s in SIGNALS if weights.of(s) > 0}, weights.k
+            return {"lexical": 1.0, "exact": weights.exact / weights.lexical if weights.lexical else 1.0}, weights
+        return {s: weights.of(s) for s in SIGNALS if weights.of(s) > 0}, weights

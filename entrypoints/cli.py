@@ -12,7 +12,7 @@ from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
 
-LOCOMO_CONFIGS = ("memtrove hybrid", "BM25 alone", "vectors alone", "plain RRF")
+LOCOMO_CONFIGS = ("memtrove hybrid", "memtrove lexical", "BM25 alone", "vectors alone", "plain RRF")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -28,11 +28,15 @@ SESSION = re.compile(r"session_(\d+)")
 # name -> hybrid_search arguments. "plain RRF" is a weight profile the bench defines for its server.
 CONFIGS: dict[str, dict[str, Any]] = {
     "memtrove hybrid": {},
-    "BM25 alone": {"mode": "lexical"},
+    "memtrove lexical": {"mode": "lexical"},
+    "BM25 alone": {"mode": "lexical", "profile": "bench-bm25"},
     "vectors alone": {"mode": "vector"},
-    "plain RRF": {"profile": "plain-rrf"},
+    "plain RRF": {"profile": "bench-plain-rrf"},
 }
-BENCH_PROFILES = {"plain-rrf": {"lexical": 1.0, "semantic": 1.0, "exact": 0.0}}
+# The baselines as profiles of the bench's server: words of the turn itself only (no neighbours),
+# and for plain RRF equal weights with k = 60.
+BENCH_PROFILES = {"bench-bm25": {"lexical": 1.0, "exact": 0.0, "context": 0.0},
+                  "bench-plain-rrf": {"lexical": 1.0, "semantic": 1.0, "exact": 0.0, "k": 60, "context": 0.0}}
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,9 +35,9 @@ class Ranker:
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 
     def rank_words(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext) -> tuple[list[Hit], bool]:
+                   context: RequestContext, context_weight: float = 0.35) -> tuple[list[Hit], bool]:
         """By BM25 over the words (the lexical index holds only current records)."""
-        raw = self.lexical.lexical_search(collection, words, fetch, where or None)
+        raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
         return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
 
     def rank_exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,

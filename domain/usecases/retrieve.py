@@ -35,7 +35,7 @@ class Retriever:
         Each signal ranks the collections' hits together; the signals' rankings are fused by
         weighted RRF. One hit per artifact (its best chunk or itself) is kept before cutting to ``limit``.
         """
-        weights, k = self.config.signal_weights(mode, profile)
+        weights, chosen = self.config.signal_weights(mode, profile)
         terms = analyse(query)
         if not terms.exact:
             weights.pop("exact", None)
@@ -54,7 +54,8 @@ class Retriever:
                     if signal == "semantic":
                         got, full = self.ranker.rank(collection, vector or [], depth, where, context)
                     elif signal == "lexical":
-                        got, full = self.ranker.rank_words(collection, terms.words, depth, where, context)
+                        got, full = self.ranker.rank_words(collection, terms.words, depth, where, context,
+                                                           chosen.context)
                     else:
                         got, full = self.ranker.rank_exact(collection, terms.exact, depth, where, context)
                     found += [tagged(h, collection) for h in got]
@@ -62,7 +63,7 @@ class Retriever:
                 # One ranking per signal across collections: cosine similarities (one model) and
                 # BM25 scores compare across them, where "first of its collection" would not.
                 ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
-            fused = best_per_artifact(fuse_signals(ranked, weights, k))
+            fused = best_per_artifact(fuse_signals(ranked, weights, chosen.k))
             if len(fused) >= limit or not more:
                 break
         return fused[:limit]

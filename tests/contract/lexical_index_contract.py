@@ -101,6 +101,10 @@ class LexicalIndexContract:
         assert "c1_turn_4" not in ids(store.lexical_search("history", ["aquarium"], 10))
         store.put_turn(turn("c2", 0, "observatory"), AUDIT)  # another conversation is not context
         assert ids(store.lexical_search("history", ["observatory"], 10)) == ["c2_turn_0"]
+        assert ids(store.lexical_search("history", ["aquarium"], 10, context_weight=0.0)) == ["c1_turn_0"]
+        with_context = {m.record_id: m.score for m in store.lexical_search("history", ["aquarium"], 10)}
+        heavier = {m.record_id: m.score for m in store.lexical_search("history", ["aquarium"], 10, None, 0.9)}
+        assert heavier["c1_turn_1"] > with_context["c1_turn_1"]
 
     def test_exact_tokens_match_code_like_substrings(self, store) -> None:
         store.add_memory(memory("mem_a", "The crash comes from get_user_by_id in src/app/users.py"), AUDIT)
