@@ -3,7 +3,8 @@ pg_trgm for exact tokens.
 
 PostgreSQL's ts_rank knows nothing of how rare a word is in the collection (spec 004 Part 2), so
 each query word's rank is weighted by its inverse document frequency, counted through the GIN
-index: BM25's IDF with ts_rank's length-normalised term frequency.
+index: BM25's IDF (as SQLite FTS5 computes it: a word in more than half the records weighs
+~nothing) with ts_rank's length-normalised term frequency.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class PostgresFullText(LexicalBackend):
                 f"SELECT count(*) FROM lexical_docs WHERE collection = :c AND {self._query(':w', 0)}"),
                 {"c": collection, "w": word}).scalar()
             if df:
-                weights[key] = math.log((total - df + 0.5) / (df + 0.5) + 1)
+                weights[key] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))  # FTS5's BM25 IDF
         if not weights:
             return []
         any_word = " OR ".join(self._query(f":{k}", context_weight, "d.tsv") for k in weights)

@@ -42,7 +42,7 @@ def bm25(docs: dict[str, str], words: Sequence[str], limit: int, k1: float = 1.2
         for word in wanted:
             tf = bag.get(word, 0)
             if tf:
-                idf = max(math.log((len(bags) - frequency[word] + 0.5) / (frequency[word] + 0.5) + 1), 1e-6)
+                idf = max(math.log((len(bags) - frequency[word] + 0.5) / (frequency[word] + 0.5)), 1e-6)  # as FTS5
                 score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
         if score > 0:
             scored.append(LexicalMatch(key, score))

@@ -17,6 +17,12 @@ from domain.usecases.ranking import Ranker
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", "history": "history"}
 
 
+# BM25 gives a word held by more than half the records (nearly) no weight: a record matching only
+# such words scores ~1e-6. Ranked beside vector matches, it would still take a rank (and RRF
+# credit) it has no evidence for.
+MIN_LEXICAL_EVIDENCE = 1e-3
+
+
 def fetch_rounds(limit: int) -> list[int]:
     """How many hits each signal fetches per round, deeper until ``limit`` distinct results exist."""
     return [limit * 3, limit * 12, limit * 48, 10_000]
@@ -56,6 +62,8 @@ class Retriever:
                     elif signal == "lexical":
                         got, full = self.ranker.rank_words(collection, terms.words, depth, where, context,
                                                            chosen.context)
+                        if "semantic" in weights:  # beside vectors, a match on weightless words is no evidence
+                            got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     else:
                         got, full = self.ranker.rank_exact(collection, terms.exact, depth, where, context)
                     found += [tagged(h, collection) for h in got]

@@ -145,6 +145,22 @@ async def check_search_ranks_paraphrase_first(client: Any) -> None:
     assert ids(one) == [dark["id"]]
 
 
+async def check_memory_search_modes(client: Any) -> None:
+    """A rare name is found by words; min_confidence holds in every mode; each hit names its signals."""
+    run = uuid.uuid4().hex[:8]
+    low = await store(client, f"The courier code for parcel {run} is QX-{run}", "fact", 0.2)
+    high = await store(client, f"The backup courier for parcel {run} is Zanzibar Express", "fact", 0.9)
+    lexical = await search(client, f"parcel {run}", limit=5, mode="lexical")
+    assert set(ids(lexical)) >= {low["id"], high["id"]}, lexical
+    assert all(set(h["signals"]) <= {"lexical", "exact"} and h["similarity"] is None for h in lexical["results"])
+    strict = await search(client, f"parcel {run}", limit=5, mode="lexical", min_confidence=0.5)
+    assert low["id"] not in ids(strict) and high["id"] in ids(strict), strict
+    vector = await search(client, "which courier delivers the parcel", limit=20, mode="vector", min_confidence=0.5)
+    assert low["id"] not in ids(vector) and all(set(h["signals"]) == {"semantic"} for h in vector["results"])
+    fused = await search(client, f"Zanzibar courier {run}", limit=3)
+    assert ids(fused)[0] == high["id"] and {"lexical", "semantic"} <= set(fused["results"][0]["signals"])
+
+
 async def check_min_confidence(client: Any) -> None:
     tea = await store(client, "The user drinks green tea every morning", "preference", 0.3)
     coffee = await store(client, "The user drinks black coffee after lunch", "preference", 0.95)
@@ -197,7 +213,7 @@ async def check_list_type_filter(client: Any) -> None:
 
 
 async def check_delete(client: Any) -> None:
-    query = "what is the name of the user's cat"
+    query = "where does the user's cat like to sleep"
     cat = await store(client, "The user's cat is called Mochi and sleeps on the keyboard", "fact", 0.9)
     assert (await search(client, query, limit=3))["results"][0]["id"] == cat["id"]
     result = await client.call_tool("memory_delete", {"memory_id": cat["id"]})
@@ -313,7 +329,8 @@ async def check_limits_accepted(client: Any) -> None:
 
 
 CHECKS = [
-    check_tools, check_store_returns_memory, check_search_ranks_paraphrase_first, check_min_confidence,
+    check_tools, check_store_returns_memory, check_search_ranks_paraphrase_first, check_memory_search_modes,
+    check_min_confidence,
     check_list_newest_first, check_list_type_filter, check_delete, check_history_append_statuses,
     check_history_ts_normalised, check_history_get_order_and_limit, check_embedding_health,
     check_limits_accepted,
@@ -364,6 +381,10 @@ BAD_INPUTS = [
     BadInput("search-limit-0", "memory_search", {"query": "dark mode", "limit": 0}, "limit", mentions=("20",)),
     BadInput("search-limit-21", "memory_search", {"query": "dark mode", "limit": 21}, "limit", mentions=("20",)),
     BadInput("search-limit-true", "memory_search", {"query": "dark mode", "limit": True}, "limit"),
+    BadInput("search-bad-mode", "memory_search", {"query": "dark mode", "mode": "semantic"}, "mode",
+             mentions=("hybrid", "vector", "lexical")),
+    BadInput("search-bad-profile", "memory_search", {"query": "dark mode", "profile": "fast"}, "profile",
+             mentions=("recall",)),
     BadInput("search-min-confidence-negative", "memory_search", {"query": "dark mode", "min_confidence": -0.1},
              "min_confidence"),
     BadInput("list-limit-101", "memory_list", {"limit": 101}, "limit", mentions=("100",)),

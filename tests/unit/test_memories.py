@@ -164,3 +164,16 @@ def test_orphan_vectors_are_never_returned(world) -> None:
     memory = store_uc(world)(StoreMemoryRequest("ghost entry", "fact", 0.5))
     del world.store.memories[memory.id]  # as if a crash hit between the vector write and the row
     assert search_uc(world)(SearchMemoriesRequest("ghost entry", 5)) == []
+
+
+def test_a_match_on_words_most_memories_hold_is_no_evidence_beside_vectors(world) -> None:
+    """'user' is in most memories: BM25 gives it no weight, so it must not rank a memory in hybrid mode."""
+    store = store_uc(world)
+    for text in ("user likes tea", "user lives in Porto", "user owns a bike", "the dark theme suits the editor"):
+        store(StoreMemoryRequest(text, "fact", 0.9))
+    hybrid = search_uc(world)(SearchMemoriesRequest("user theme", limit=4))
+    by_id = {h.content: h for h in hybrid}
+    assert "lexical" in by_id["the dark theme suits the editor"].fields["signals"]
+    assert all("lexical" not in h.fields["signals"] for h in hybrid if h.content.startswith("user"))
+    lexical = search_uc(world)(SearchMemoriesRequest("user", limit=4, mode="lexical"))
+    assert len(lexical) == 3  # asked for words alone, weightless matches are still all there is
