@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from domain.lexical import analyse
-from domain.model import Hit, RequestContext
+from domain.lexical import LexicalQuery, analyse
+from domain.model import Hit, RequestContext, Vector
 from domain.ports import Embedder, Filter
 from domain.fusion import weighted_rrf
-from domain.retrieval import RetrievalConfig
+from domain.retrieval import RetrievalConfig, Weights
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.ranking import Ranker
 
@@ -57,15 +57,9 @@ class Retriever:
                 depth = max(fetch, self.config.top_k(signal))
                 found: list[Hit] = []
                 for collection, where in wheres.items():
-                    if signal == "semantic":
-                        got, full = self.ranker.rank(collection, vector or [], depth, where, context)
-                    elif signal == "lexical":
-                        got, full = self.ranker.rank_words(collection, terms.words, depth, where, context,
-                                                           chosen.context)
-                        if "semantic" in weights:  # beside vectors, a match on weightless words is no evidence
-                            got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
-                    else:
-                        got, full = self.ranker.rank_exact(collection, terms.exact, depth, where, context)
+                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
+                    if signal == "lexical" and "semantic" in weights:  # no evidence, beside vectors
+                        got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     found += [tagged(h, collection) for h in got]
                     more = more or full
                 # One ranking per signal across collections: cosine similarities (one model) and
@@ -75,6 +69,15 @@ class Retriever:
             if len(fused) >= limit or not more:
                 break
         return fused[:limit]
+
+
+    def _rank(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
+              where: Filter, context: RequestContext, profile: Weights) -> tuple[list[Hit], bool]:
+        if signal == "semantic":
+            return self.ranker.rank(collection, vector or [], depth, where, context)
+        if signal == "lexical":
+            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context)
+        return self.ranker.rank_exact(collection, terms.exact, depth, where, context)
 
 
 def tagged(hit: Hit, collection: str) -> Hit:
