@@ -50,8 +50,8 @@ class Settings(BaseSettings):
 
     memtrove_search_profile: str = DEFAULT_PROFILE
     memtrove_search_weights: dict[str, dict[str, float]] = Field(default_factory=dict)
-    memtrove_semantic_top_k: int = Field(40, ge=1, le=1000)
-    memtrove_lexical_top_k: int = Field(40, ge=1, le=1000)
+    memtrove_semantic_top_k: int = Field(60, ge=1, le=1000)
+    memtrove_lexical_top_k: int = Field(60, ge=1, le=1000)
     memtrove_exact_top_k: int = Field(20, ge=1, le=1000)
 
     chroma_host: str | None = None

@@ -31,10 +31,10 @@ PROFILES: Mapping[str, Weights] = {
     "technical": Weights(lexical=0.5, semantic=0.35, exact=0.15),
     "conversational": Weights(lexical=0.25, semantic=0.7, exact=0.05),
     "code": Weights(lexical=0.3, semantic=0.3, exact=0.4),
-    # memtrove's default: chosen on the LoCoMo benchmark (docs: README "Retrieval quality"). With
-    # the local MiniLM model, words (BM25 with neighbouring turns) carry twice the evidence that
+    # memtrove's default: chosen on the LoCoMo benchmark (README "Retrieval quality"). With the
+    # local MiniLM model, words (BM25 with neighbouring turns) carry about twice the evidence that
     # vectors do, and a small k lets a first rank in either signal decide.
-    "recall": Weights(lexical=0.6, semantic=0.3, exact=0.1, k=10),
+    "recall": Weights(lexical=0.55, semantic=0.3, exact=0.1, k=10),
 }
 DEFAULT_PROFILE = "recall"
 
@@ -45,8 +45,8 @@ class RetrievalConfig:
 
     profiles: Mapping[str, Weights] = field(default_factory=lambda: dict(PROFILES))
     default_profile: str = DEFAULT_PROFILE
-    semantic_top_k: int = 40
-    lexical_top_k: int = 40
+    semantic_top_k: int = 60
+    lexical_top_k: int = 60
     exact_top_k: int = 20
 
     def top_k(self, signal: str) -> int:
