@@ -53,6 +53,10 @@ class Chunk:
     content: str
     token_count: int
     content_hash: str
+    # What a structure-aware chunker knows of the chunk (JSON values): heading_path, section_anchor,
+    # speaker, ts, headers, qualified_name... ``indexed: False`` keeps it out of both indexes
+    # (quoted email history, signatures) while it still rebuilds the text.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +164,7 @@ class ArtifactChunk:
     content: str
     token_count: int
     content_hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
