@@ -114,7 +114,7 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
             if collection == "artifact" and not parts:
                 rows.append((artifact.id, "\n".join(p for p in (artifact.title, artifact.content) if p), fields))
             elif collection == "chunk":
-                rows += [(c.id, c.content, fields) for c in parts]
+                rows += [(c.id, c.content, fields) for c in parts if c.metadata.get("indexed", True)]
         return rows
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, delete, insert, select, update,
+    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, delete, insert, inspect, select, text, update,
 )
 from sqlalchemy.engine import Connection
 
@@ -64,6 +64,7 @@ chunks = Table(
     Column("token_count", Integer, nullable=False),
     Column("content_hash", String(64), nullable=False),
     Column("content", Text, nullable=False),
+    Column("meta", Text, nullable=False, server_default="{}"),  # the chunker's JSON metadata
     Index("ix_artifact_chunks_chunk_id", "chunk_id"),
 )
 
@@ -83,7 +84,7 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
                 conn.execute(insert(chunks), [_chunk_row(c, artifact.version) for c in parts[start:start + 2_000]])
             if parts:
                 self._lexical.index(conn, "chunk", [Doc(c.id, artifact.id, artifact.version, c.content)
-                                                    for c in parts])
+                                                    for c in parts if c.metadata.get("indexed", True)])
             else:
                 self._lexical.index(conn, "artifact", [Doc(artifact.id, artifact.id, artifact.version,
                                                            whole_text(artifact.title, artifact.content))])
@@ -175,13 +176,21 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version))
             self._lexical.unindex_version(conn, artifact_id, version)
 
+    def _migrate(self, conn: Connection) -> None:
+        """Columns added since a store was created: artifact_chunks.meta (chunker metadata)."""
+        super()._migrate(conn)
+        if "meta" not in {c["name"] for c in inspect(conn).get_columns("artifact_chunks")}:
+            conn.execute(text("ALTER TABLE artifact_chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'"))
+
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
         yield from super()._lexical_rows(conn)
         for row in conn.execute(select(artifacts.c.artifact_id, artifacts.c.version, artifacts.c.title,
                                        artifacts.c.content).where(artifacts.c.is_chunked.is_(False))):
             yield "artifact", Doc(row.artifact_id, row.artifact_id, row.version, whole_text(row.title, row.content))
-        for row in conn.execute(select(chunks.c.chunk_id, chunks.c.artifact_id, chunks.c.version, chunks.c.content)):
-            yield "chunk", Doc(row.chunk_id, row.artifact_id, row.version, row.content)
+        for row in conn.execute(select(chunks.c.chunk_id, chunks.c.artifact_id, chunks.c.version, chunks.c.content,
+                                       chunks.c.meta)):
+            if json.loads(row.meta or "{}").get("indexed", True):
+                yield "chunk", Doc(row.chunk_id, row.artifact_id, row.version, row.content)
 
 
 def _row(a: Artifact) -> dict[str, Any]:
@@ -201,7 +210,7 @@ def _row(a: Artifact) -> dict[str, Any]:
 def _chunk_row(c: ArtifactChunk, version: str) -> dict[str, Any]:
     return {"artifact_id": c.artifact_id, "version": version, "chunk_index": c.index, "chunk_id": c.id,
             "start_char": c.start_char, "end_char": c.end_char, "token_count": c.token_count,
-            "content_hash": c.content_hash, "content": c.content}
+            "content_hash": c.content_hash, "content": c.content, "meta": json.dumps(c.metadata, sort_keys=True)}
 
 
 def _artifact(row: Any) -> Artifact:
@@ -217,4 +226,5 @@ def _artifact(row: Any) -> Artifact:
 
 def _chunk(row: Any) -> ArtifactChunk:
     return ArtifactChunk(row["chunk_id"], row["artifact_id"], row["chunk_index"], row["start_char"],
-                         row["end_char"], row["content"], row["token_count"], row["content_hash"])
+                         row["end_char"], row["content"], row["token_count"], row["content_hash"],
+                         json.loads(row["meta"] or "{}"))

@@ -96,7 +96,15 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
         self._engine = engine
         self._lexical = backend_for(engine.dialect.name)
         self._guard(lambda: metadata.create_all(engine), "create tables")
+        self._guard(self._upgrade, "upgrade the tables")
         self._guard(self._prepare_lexical, "prepare the lexical index")
+
+    def _upgrade(self) -> None:
+        with self._engine.begin() as conn:
+            self._migrate(conn)
+
+    def _migrate(self, conn: Connection) -> None:
+        """Bring tables created by an older release up to date (subclasses add their own steps)."""
 
     def _prepare_lexical(self) -> None:
         """Create the text index; (re)build it from the rows when it is new or of an older version."""

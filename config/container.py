@@ -103,7 +103,8 @@ class Adapters(containers.DeclarativeContainer):
 class Plugins(containers.DeclarativeContainer):
     """The plugin manager and what its plugins registered."""
 
-    manager = providers.Singleton(plugin_manager)
+    settings = providers.Dependency(instance_of=Settings)
+    manager = providers.Singleton(plugin_manager, allowed=settings.provided.allowed_plugins)
     registry = providers.Singleton(collect, manager)
     chunker = providers.Callable(lambda registry: registry.chunker("token-window"), registry)
     privacy_policies = registry.provided.privacy_policies
@@ -139,8 +140,9 @@ class UseCases(containers.DeclarativeContainer):
 
     ingest_artifact = providers.Factory(
         IngestArtifact, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store,
-        chunker=plugins.chunker, tokenizer=adapters.tokenizer, spec=chunk_spec, split=split,
-        checkpoint=providers.Callable(crash_checkpoint, settings.provided.memtrove_crash_at))
+        chunkers=plugins.registry, tokenizer=adapters.tokenizer, spec=chunk_spec, split=split,
+        checkpoint=providers.Callable(crash_checkpoint, settings.provided.memtrove_crash_at),
+        default_chunker=settings.provided.memtrove_chunker)
     get_artifact = providers.Factory(GetArtifact, store=adapters.store)
     delete_artifact = providers.Factory(DeleteArtifact, vectors=adapters.vectors, store=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
@@ -159,5 +161,5 @@ class Application(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
     adapters = providers.Container(Adapters, settings=settings)
-    plugins = providers.Container(Plugins)
+    plugins = providers.Container(Plugins, settings=settings)
     use_cases = providers.Container(UseCases, settings=settings, adapters=adapters, plugins=plugins)

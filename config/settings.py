@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     chunk_target_tokens: int | None = Field(None, ge=1)
     chunk_overlap_tokens: int | None = Field(None, ge=0)
 
+    memtrove_plugins: str = ""
+    memtrove_chunker: str = "auto"
     memtrove_search_profile: str = DEFAULT_PROFILE
     memtrove_search_weights: dict[str, dict[str, float]] = Field(default_factory=dict)
     memtrove_semantic_top_k: int = Field(60, ge=1, le=1000)
@@ -68,6 +70,11 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def allowed_plugins(self) -> tuple[str, ...]:
+        """Entry-point names of the third-party plugins to load (MEMTROVE_PLUGINS, comma-separated; * = all)."""
+        return tuple(name.strip() for name in self.memtrove_plugins.split(",") if name.strip())
 
     @property
     def database_url(self) -> str:

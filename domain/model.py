@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,6 +168,12 @@ class ArtifactChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def artifact_version(digest: str, chunker: str, chunker_version: str) -> str:
+    if (chunker, chunker_version) == ("token-window", "1"):
+        return digest[:12]
+    return hashlib.sha256(f"{digest}\x1f{chunker}\x1f{chunker_version}".encode()).hexdigest()[:12]
+
+
 @dataclass(frozen=True, slots=True)
 class Artifact:
     """A document, email, chat or transcript kept as evidence; chunked when large."""
@@ -195,8 +202,13 @@ class Artifact:
 
     @property
     def version(self) -> str:
-        """Vectors of this artifact carry this, so stale or half-written ones are recognisable."""
-        return self.content_hash[:12]
+        """Vectors of this artifact carry this, so stale or half-written ones are recognisable.
+
+        It names the content and the chunker that cut it: re-chunking the same content is a new
+        version. (Token-window 1, the first chunker, keeps the content hash alone, as stores
+        written before chunkers were plugins have it.)
+        """
+        return artifact_version(self.content_hash, self.chunker, self.chunker_version)
 
     def privacy(self) -> dict[str, Any]:
         return {"sensitivity": self.sensitivity, "visibility_scope": self.visibility_scope,

@@ -231,6 +231,23 @@ class Chunker(Protocol):
 
 
 @runtime_checkable
+class ChunkerCatalog(Protocol):
+    """The chunkers the plugins registered; one that failed is reported once and skipped after."""
+
+    def names(self) -> list[str]:
+        """Usable chunkers, sorted."""
+        ...
+
+    def get(self, name: str) -> Chunker | None:
+        """The chunker, or None when there is none of that name or it was found broken."""
+        ...
+
+    def report_broken(self, name: str, problem: str) -> None:
+        """A chunker raised or returned invalid chunks: say so once, and stop offering it."""
+        ...
+
+
+@runtime_checkable
 class PrivacyPolicy(Protocol):
     """Decides what a requester may see; called on every read path."""
 

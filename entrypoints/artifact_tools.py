@@ -46,14 +46,18 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
                                                json_schema_extra=_enum(VISIBILITY_SCOPES))] = "me",
         retention_policy: Annotated[str, Field(description="forever, 1y, until_resolved or custom",
                                                json_schema_extra=_enum(RETENTION_POLICIES))] = "forever",
+        chunker: Annotated[str | None, Field(
+            description="auto (by type and content), token-window, markdown, email, chat, code or a plugin's "
+                        "chunker (default: the server's, normally auto)")] = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
             result = uc.ingest_artifact()(IngestRequest(
                 artifact_type, source_system, content, source_id, source_url, title, author, participants, ts,
-                sensitivity, visibility_scope, retention_policy))
+                sensitivity, visibility_scope, retention_policy, chunker))
             a = result.artifact
             body = {"artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked,
                     "num_chunks": a.num_chunks, "token_count": a.token_count, "content_hash": a.content_hash,
+                    "chunker": a.chunker, "chunker_version": a.chunker_version,
                     "stored_ids": result.stored_ids, **a.profile.as_metadata()}
             verb = {"ingested": "Ingested", "replaced": "Replaced", "unchanged": "Unchanged (same content)"}
             chunked = f"{a.num_chunks} chunks" if a.is_chunked else "stored whole"
@@ -109,7 +113,7 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
             if view.chunks is not None:
                 body["chunks"] = [{"chunk_id": c.id, "chunk_index": c.index, "start_char": c.start_char,
                                    "end_char": c.end_char, "token_count": c.token_count,
-                                   "content_hash": c.content_hash} for c in view.chunks]
+                                   "content_hash": c.content_hash, "metadata": c.metadata} for c in view.chunks]
             text = f"Artifact {a.id} ({a.artifact_type} from {a.source_system}): {a.title or 'untitled'}, " \
                    f"{a.token_count} tokens, {a.num_chunks if a.is_chunked else 'not'} chunked"
             if view.content is not None:

@@ -30,6 +30,12 @@ class Runtime:
         """Checks that need no store: the data dir exists, the chunk sizes suit the model."""
         self.settings.memtrove_data_dir.mkdir(parents=True, exist_ok=True)
         self.app.use_cases.chunk_spec()
+        chosen = self.settings.memtrove_chunker
+        if chosen != "auto":  # plugins load on first use otherwise: a fast start
+            available = self.app.plugins.registry().names()
+            if chosen not in available:
+                raise ConfigurationError(f"Invalid setting MEMTROVE_CHUNKER={chosen!r}: must be auto or one of: "
+                                         f"{', '.join(available)}")
 
     def check_store(self) -> None:
         """The store's embedding profile matches the configured embedder (recorded on first use)."""

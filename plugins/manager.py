@@ -1,60 +1,134 @@
-"""Builds the plugin manager: built-ins from DEFAULT_PLUGINS, third parties from entry points."""
+"""Builds the plugin manager: built-ins from DEFAULT_PLUGINS, third parties from entry points.
+
+A third-party plugin loads only when MEMTROVE_PLUGINS names it (or is "*"). A plugin that fails to
+import, raises in its hook, or registers something that is not a chunker is reported once, with
+its name, and skipped: it never stops the server. A chunker that later raises or cuts a text
+wrong is reported once and skipped from then on (the ingest falls back to token-window).
+"""
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import importlib.metadata
+import threading
+from collections.abc import Callable, Collection
+from typing import Any
 
 import pluggy
 from loguru import logger
 
 from domain.errors import ConfigurationError
-from domain.ports import Chunker, PrivacyPolicy
+from domain.ports import Chunker, ChunkerCatalog, PrivacyPolicy
 from plugins import hookspecs
 
 DEFAULT_PLUGINS = (
     "plugins.chunkers.token_window",
+    "plugins.chunkers.markdown",
+    "plugins.chunkers.email",
+    "plugins.chunkers.chat",
+    "plugins.chunkers.code",
     "plugins.privacy.allow_all",
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Registry:
-    """What the plugins registered: chunkers by name, privacy policies in order."""
+class Registry(ChunkerCatalog):
+    """What the plugins registered: chunkers by name (minus broken ones), privacy policies in order."""
 
-    chunkers: dict[str, Chunker]
-    privacy_policies: tuple[PrivacyPolicy, ...]
+    def __init__(self, chunkers: dict[str, Chunker], privacy_policies: tuple[PrivacyPolicy, ...],
+                 owners: dict[str, str] | None = None) -> None:
+        self.chunkers = chunkers
+        self.privacy_policies = privacy_policies
+        self.owners = owners or {}
+        self.broken: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(n for n in self.chunkers if n not in self.broken)
+
+    def get(self, name: str) -> Chunker | None:
+        with self._lock:
+            return None if name in self.broken else self.chunkers.get(name)
+
+    def report_broken(self, name: str, problem: str) -> None:
+        with self._lock:
+            if name in self.broken:
+                return
+            self.broken[name] = problem
+        logger.error("chunker_broken name={} plugin={} problem={} (skipped from now on)", name,
+                     self.owners.get(name, "?"), problem)
 
     def chunker(self, name: str) -> Chunker:
-        try:
-            return self.chunkers[name]
-        except KeyError:
-            raise ConfigurationError(
-                f"No chunker named {name!r}; available: {', '.join(sorted(self.chunkers))}"
-            ) from None
+        found = self.get(name)
+        if found is None:
+            raise ConfigurationError(f"No chunker named {name!r}; available: {', '.join(self.names())}")
+        return found
 
 
-def plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
+def plugin_manager(allowed: Collection[str] = (), load_entry_points: bool = True) -> pluggy.PluginManager:
+    """Built-ins, then the entry-point plugins ``allowed`` names ("*": all of them)."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     for name in DEFAULT_PLUGINS:
-        pm.register(importlib.import_module(name), name=name)
+        _register(pm, name, lambda name=name: importlib.import_module(name))
     if load_entry_points:
-        pm.load_setuptools_entrypoints(hookspecs.PROJECT)
-    pm.check_pending()
+        for entry in importlib.metadata.entry_points(group=hookspecs.PROJECT):
+            if "*" not in allowed and entry.name not in allowed:
+                logger.info("plugin_not_loaded name={} (not in MEMTROVE_PLUGINS)", entry.name)
+                continue
+            _register(pm, entry.name, entry.load)
     return pm
 
 
+def _register(pm: pluggy.PluginManager, name: str, load: Callable[[], Any]) -> None:
+    try:
+        pm.register(load(), name=name)
+        pm.check_pending()
+    except Exception as exc:  # an import error or a bad hook: this plugin only
+        plugin = pm.get_plugin(name)
+        if plugin is not None:
+            pm.unregister(plugin)
+        logger.error("plugin_broken name={} error={}: {} (skipped)", name, type(exc).__name__, exc)
+        return
+    logger.info("plugin_loaded name={}", name)
+
+
 def collect(pm: pluggy.PluginManager) -> Registry:
+    """Call each plugin's hooks on its own: one that raises, or registers a non-chunker, loses only
+    its own registrations."""
     chunkers: dict[str, Chunker] = {}
-    policies: list[PrivacyPolicy] = []
+    owners: dict[str, str] = {}
+    for impl in pm.hook.memtrove_register_chunkers.get_hookimpls():
+        offered = _call(impl)
+        wrong = [c for c in offered if not _is_chunker(c)]
+        if wrong:
+            logger.error("plugin_broken name={} error=registered something that is not a chunker (needs str "
+                         "name, str version, chunk()): {!r} (its registrations are skipped)", impl.plugin_name, wrong[0])
+            continue
+        for chunker in offered:
+            if chunker.name in chunkers:
+                logger.warning("plugin_conflict kind=chunker name={} plugin={} (the first, from {}, is kept)",
+                               chunker.name, impl.plugin_name, owners[chunker.name])
+                continue
+            chunkers[chunker.name] = chunker
+            owners[chunker.name] = impl.plugin_name
+    policies = [p for impl in pm.hook.memtrove_register_privacy_policies.get_hookimpls() for p in _call(impl)]
+    return Registry(chunkers, tuple(policies), owners)
 
-    def add_chunker(chunker: Chunker) -> None:
-        if chunker.name in chunkers:
-            logger.warning("plugin_conflict kind=chunker name={} (first registration kept)", chunker.name)
-            return
-        chunkers[chunker.name] = chunker
 
-    pm.hook.memtrove_register_chunkers(register=add_chunker)
-    pm.hook.memtrove_register_privacy_policies(register=policies.append)
-    return Registry(chunkers=chunkers, privacy_policies=tuple(policies))
+def _is_chunker(candidate: Any) -> bool:
+    name, version = getattr(candidate, "name", None), getattr(candidate, "version", None)
+    return (isinstance(name, str) and bool(name) and isinstance(version, str) and bool(version)
+            and callable(getattr(candidate, "chunk", None)))
+
+
+def _call(impl: Any) -> list[Any]:
+    """What one plugin's hook registers; nothing when it raises (reported with the plugin's name)."""
+    offered: list[Any] = []
+    try:
+        impl.function(register=offered.append)
+    except Exception as exc:
+        logger.error("plugin_broken name={} hook={} error={}: {} (its registrations are skipped)",
+                     impl.plugin_name, impl.function.__name__, type(exc).__name__, exc)
+        return []
+    return offered

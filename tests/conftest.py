@@ -66,3 +66,10 @@ def postgres_url():
 
     with postgres_server() as url:
         yield url
+
+
+def catalog(*chunkers):
+    """A chunker catalog (the plugin registry) holding just these chunkers."""
+    from plugins.manager import Registry
+
+    return Registry({c.name: c for c in chunkers}, ())

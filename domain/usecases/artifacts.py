@@ -5,22 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit
 
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID, artifact_id, chunk_id
 from domain.locking import KeyedLock
-from domain.model import (
-    ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Artifact, ArtifactChunk, Chunk, ChunkSpec,
-    VectorRecord,
-)
-from domain.ports import ArtifactStore, Chunker, Embedder, Tokenizer, VectorIndex
+from domain.chunk_checks import chunk_problem
+from domain.chunker_choice import AUTO, FALLBACK, choose
+from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, VectorRecord, artifact_version
+from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, Tokenizer, VectorIndex
+from domain.usecases.artifact_input import IngestRequest, validate
 from domain.usecases.common import Clock, audit, piece_records, utc_now
-from domain.validation import epoch, optional_text, require_id, parse_timestamp, require_choice, require_text
+from domain.validation import epoch, require_id, require_text
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
-MAX_CONTENT = 10_000_000
 VECTOR_BATCH = 64
 EMBED_BATCH = 128  # pieces per embedder call: large enough to batch well, small enough to bound memory
 _ARTIFACT_LOCKS = KeyedLock()
@@ -33,22 +31,6 @@ def _no_checkpoint(_: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class IngestRequest:
-    artifact_type: str
-    source_system: str
-    content: str
-    source_id: str | None = None
-    source_url: str | None = None
-    title: str | None = None
-    author: str | None = None
-    participants: Sequence[str] | None = None
-    ts: str | None = None
-    sensitivity: str = "normal"
-    visibility_scope: str = "me"
-    retention_policy: str = "forever"
-
-
-@dataclass(frozen=True, slots=True)
 class IngestResult:
     artifact: Artifact
     chunks: list[ArtifactChunk]
@@ -57,46 +39,6 @@ class IngestResult:
     @property
     def stored_ids(self) -> list[str]:
         return [self.artifact.id, *(c.id for c in self.chunks)]
-
-
-def validate(request: IngestRequest) -> dict[str, Any]:
-    """Every field checked before anything is computed; the spec's messages."""
-    if request.content is not None and isinstance(request.content, str) and len(request.content) > MAX_CONTENT:
-        raise ValidationError("content", "Content exceeds maximum size of 10MB")
-    participants = request.participants
-    if participants is not None:
-        if not isinstance(participants, (list, tuple)) or not all(isinstance(p, str) for p in participants):
-            raise ValidationError("participants", "participants must be a list of strings")
-        if len(participants) > 100:
-            raise ValidationError("participants", f"participants allows at most 100 items (got {len(participants)})")
-        participants = [require_text("participants", p, 200) for p in participants]
-    url = optional_text("source_url", request.source_url, 2000)
-    if url is not None and not _is_url(url):
-        raise ValidationError("source_url", f"Invalid source_url: {url!r} is not a URL (e.g. https://host/path)")
-    return {
-        "artifact_type": require_choice("artifact_type", request.artifact_type, ARTIFACT_TYPES),
-        "source_system": require_text("source_system", request.source_system, 100),
-        "content": require_text("content", request.content, MAX_CONTENT),
-        "source_id": optional_text("source_id", request.source_id, 500),
-        "source_url": url,
-        "title": optional_text("title", request.title, 500),
-        "author": optional_text("author", request.author, 200),
-        "participants": tuple(participants or ()),
-        "ts": parse_timestamp("ts", request.ts) if request.ts is not None else None,
-        "sensitivity": require_choice("sensitivity", request.sensitivity, SENSITIVITIES),
-        "visibility_scope": require_choice("visibility_scope", request.visibility_scope, VISIBILITY_SCOPES),
-        "retention_policy": require_choice("retention_policy", request.retention_policy, RETENTION_POLICIES),
-    }
-
-
-def _is_url(value: str) -> bool:
-    """A scheme, and a host for network schemes (mailto:, urn:, message-id: and file: need a path)."""
-    parsed = urlsplit(value.strip())
-    if not parsed.scheme or not parsed.scheme[0].isalpha() or any(c.isspace() for c in value.strip()):
-        return False
-    if parsed.scheme.lower() in ("http", "https", "ftp", "ftps", "ws", "wss"):
-        return bool(parsed.hostname)
-    return bool(parsed.netloc or parsed.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,41 +53,78 @@ class IngestArtifact:
     embedder: Embedder
     vectors: VectorIndex
     store: ArtifactStore
-    chunker: Chunker
+    chunkers: ChunkerCatalog
     tokenizer: Tokenizer
     spec: ChunkSpec
     split: Callable[[str], list[Chunk]]
     clock: Clock = utc_now
     checkpoint: Checkpoint = _no_checkpoint
     embed_batch: int = EMBED_BATCH
+    default_chunker: str = AUTO  # "auto" or a chunker's name (MEMTROVE_CHUNKER)
 
     def __call__(self, request: IngestRequest) -> IngestResult:
         fields = validate(request)
         content: str = fields.pop("content")
+        chunker = self._chunker(request.chunker, fields, content)
         digest = content_hash(content)
         art_id = artifact_id(fields["source_system"], fields["source_id"], digest)
+        version = artifact_version(digest, chunker.name, chunker.version)
         with _ARTIFACT_LOCKS.hold(art_id):
             existing = self.store.get_artifact(art_id)
-            if existing is not None and existing.content_hash == digest:
+            if existing is not None and existing.version == version:
                 return IngestResult(existing, self.store.chunks_of(art_id), "unchanged")
             pending = self.store.pending_version(art_id)
-            if pending is not None and pending != digest[:12]:
+            if pending is not None and pending != version:
                 raise ValidationError("source_id", f"Artifact {art_id} (source_id {fields['source_id']!r}) is being "
                                                    "ingested concurrently with different content; retry when it is done")
-            return self._write(art_id, content, digest, fields, existing)
+            return self._write(art_id, content, digest, fields, existing, chunker)
+
+    def _chunker(self, asked: object, fields: dict[str, Any], content: str) -> Chunker:
+        """The caller's choice, else the configured one; "auto" picks by type and content."""
+        available = self.chunkers.names()
+        if asked is not None:
+            name = require_text("chunker", asked, 64)
+            if name != AUTO and name not in available:
+                raise ValidationError("chunker", f"Invalid chunker: {name}. Must be one of: "
+                                                 f"{', '.join([AUTO, *available])}")
+        else:
+            name = self.default_chunker
+        if name == AUTO:
+            name = choose(fields["artifact_type"], content, (fields["title"], fields["source_id"],
+                                                             fields["source_url"]), set(available))
+        chunker = self.chunkers.get(name) or self.chunkers.get(FALLBACK)
+        if chunker is None:
+            raise StorageError(f"No chunker available (not even {FALLBACK})")
+        return chunker
+
+    def _cut(self, chunker: Chunker, content: str) -> tuple[Chunker, list[Chunk]]:
+        """The chunker's chunks, checked; a chunker that raises or cuts wrong is reported and replaced."""
+        try:
+            pieces = chunker.chunk(content, self.spec, self.tokenizer)
+            problem = chunk_problem(content, pieces)
+        except Exception as exc:  # a plugin's bug must not fail (or corrupt) the ingest
+            pieces, problem = [], f"raised {type(exc).__name__}: {exc}"
+        if problem is None:
+            return chunker, pieces
+        fallback = self.chunkers.get(FALLBACK)
+        if fallback is None or fallback is chunker:
+            raise StorageError(f"Chunker {chunker.name} failed: {problem}")
+        self.chunkers.report_broken(chunker.name, problem)
+        return fallback, fallback.chunk(content, self.spec, self.tokenizer)
 
     def _write(self, art_id: str, content: str, digest: str, fields: dict[str, Any],
-               existing: Artifact | None) -> IngestResult:
+               existing: Artifact | None, chunker: Chunker) -> IngestResult:
         now = self.clock()
         token_count = self.tokenizer.count(content)
-        pieces = ([] if token_count <= self.spec.single_piece_max_tokens
-                  else self.chunker.chunk(content, self.spec, self.tokenizer))
+        pieces: list[Chunk] = []
+        if token_count > self.spec.single_piece_max_tokens:
+            chunker, pieces = self._cut(chunker, content)
         chunks = [ArtifactChunk(chunk_id(art_id, c.index, c.content_hash), art_id, c.index, c.start_char, c.end_char,
-                                c.content, c.token_count, c.content_hash) for c in pieces]
+                                c.content, c.token_count, c.content_hash, dict(c.metadata)) for c in pieces]
         artifact = Artifact(
             id=art_id, ts=fields.pop("ts") or now, content_hash=digest, token_count=token_count,
-            is_chunked=bool(chunks), num_chunks=len(chunks), ingested_at=now, chunker=self.chunker.name,
-            chunker_version=self.chunker.version, profile=self.embedder.profile,
+            is_chunked=bool(chunks), num_chunks=len(chunks), ingested_at=now, chunker=chunker.name,
+            chunker_version=chunker.version, profile=self.embedder.profile,
             content=None if chunks else content, **fields,
         )
         records = self._embed(artifact, content, chunks)
@@ -179,7 +158,8 @@ class IngestArtifact:
         meta = {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
                 "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
                 "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
-        targets = [(artifact.id, content, -1)] if not chunks else [(c.id, c.content, c.index) for c in chunks]
+        targets = [(artifact.id, content, -1)] if not chunks else [
+            (c.id, c.content, c.index) for c in chunks if c.metadata.get("indexed", True)]
         planned = [(record_id, piece, {**meta, "chunk_index": index})
                    for record_id, text, index in targets for piece in self.split(text)]
         vectors: list[list[float]] = []
@@ -192,7 +172,7 @@ class IngestArtifact:
             raise EmbeddingError(
                 f"Failed to ingest artifact: embedding generation failed for {failed} "
                 f"{'chunk' if failed == 1 else 'chunks'}. No data was written. Error: {exc.message}") from exc
-        return piece_records(planned, vectors, artifact.content_hash)
+        return piece_records(planned, vectors, artifact.version)
 
     def _roll_back(self, art_id: str, version: str) -> None:
         try:

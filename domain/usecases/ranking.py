@@ -8,7 +8,9 @@ from typing import Any
 
 from domain.fusion import best_per_record
 from domain.ids import artifact_of
-from domain.model import Artifact, EmbeddingProfile, Hit, LexicalMatch, RequestContext, Vector, VectorMatch
+from domain.model import (
+    Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, RequestContext, Vector, VectorMatch,
+)
 from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex
 from domain.usecases.artifacts import WHOLE
 from domain.usecases.common import apply_policies
@@ -59,7 +61,7 @@ class Ranker:
         if collection == WHOLE:
             return [artifact_hit(owners[m.record_id], m.score) for m in found if m.record_id in owners]
         chunks = self.artifacts.get_chunks(ids)
-        return [chunk_hit(owners[artifact_of(m.record_id)], c.id, c.index, c.content, m.score)
+        return [chunk_hit(owners[artifact_of(m.record_id)], c, m.score)
                 for m in found if (c := chunks.get(m.record_id)) is not None and artifact_of(c.id) in owners]
 
     def _hydrate(self, collection: str, raw: list[VectorMatch]) -> list[Hit]:
@@ -82,7 +84,7 @@ class Ranker:
         if collection == WHOLE:
             return [artifact_hit(owners[m.record_id], m.score) for m in best_per_record(current)]
         chunks = self.artifacts.get_chunks(sorted({m.record_id for m in current}))
-        return [chunk_hit(owners[artifact_of(m.record_id)], chunk.id, chunk.index, chunk.content, m.score)
+        return [chunk_hit(owners[artifact_of(m.record_id)], chunk, m.score)
                 for m in best_per_record(current) if (chunk := chunks.get(m.record_id)) is not None]
 
 
@@ -114,10 +116,13 @@ def artifact_hit(artifact: Artifact, score: float) -> Hit:
         "provenance": provenance(artifact), **artifact.privacy()})
 
 
-def chunk_hit(artifact: Artifact, chunk_id: str, index: int, content: str, score: float) -> Hit:
-    return Hit(chunk_id, "chunk", score, content, {
-        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": index,
-        "snippet": content[:SNIPPET], "provenance": provenance(artifact), **artifact.privacy()})
+def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
+    """A chunk with what its chunker knew of it (heading path, speaker, ...) under ``structure``."""
+    structure = {k: v for k, v in chunk.metadata.items() if k != "indexed"}
+    return Hit(chunk.id, "chunk", score, chunk.content, {
+        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": chunk.index,
+        "snippet": chunk.content[:SNIPPET], "provenance": {**provenance(artifact), "chunker": artifact.chunker},
+        "structure": structure, **artifact.privacy()})
 
 
 def memory_hit(memory: Any, score: float) -> Hit:

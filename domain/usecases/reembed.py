@@ -75,12 +75,13 @@ class Reembed:
         if artifact is None:
             return
         chunks = self.artifacts.chunks_of(art_id) if artifact.is_chunked else []
-        targets = [(c.id, c.content, c.index) for c in chunks] or [(art_id, artifact.content or "", -1)]
+        targets = [(c.id, c.content, c.index) for c in chunks if c.metadata.get("indexed", True)] \
+            if chunks else [(art_id, artifact.content or "", -1)]
         meta = {"artifact_id": art_id, "artifact_type": artifact.artifact_type,
                 "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
                 "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts),
                 "version": artifact.version}
-        records = self._records(targets, artifact.content_hash, meta)
+        records = self._records(targets, artifact.version, meta)
         collection = CHUNKS if chunks else WHOLE
         for name in (WHOLE, CHUNKS):
             self.target_vectors.delete_where(name, {"artifact_id": art_id})

@@ -9,7 +9,7 @@ from domain.model import ChunkSpec
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact, IngestRequest, reconstruct
 from domain.usecases.maintenance import RepairStores
 from domain.usecases.search import ArtifactSearch, HybridSearch, SearchRequest
-from tests.conftest import searcher
+from tests.conftest import catalog, searcher
 from plugins.chunkers.token_window import TokenWindowChunker
 
 LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " + " ".join(
@@ -17,7 +17,7 @@ LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " +
 
 
 def ingest_uc(w, **kw):
-    return IngestArtifact(w.embedder, w.vectors, w.artifacts, TokenWindowChunker(), w.tokenizer,
+    return IngestArtifact(w.embedder, w.vectors, w.artifacts, catalog(TokenWindowChunker()), w.tokenizer,
                           ChunkSpec(30, 5, 30), w.split, **kw)
 
 

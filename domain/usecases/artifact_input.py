@@ -1,0 +1,71 @@
+"""What artifact_ingest accepts: the request and its validation (the spec's limits and messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from domain.errors import ValidationError
+from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES
+from domain.validation import optional_text, parse_timestamp, require_choice, require_text
+
+MAX_CONTENT = 10_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRequest:
+    artifact_type: str
+    source_system: str
+    content: str
+    source_id: str | None = None
+    source_url: str | None = None
+    title: str | None = None
+    author: str | None = None
+    participants: Sequence[str] | None = None
+    ts: str | None = None
+    sensitivity: str = "normal"
+    visibility_scope: str = "me"
+    retention_policy: str = "forever"
+    chunker: str | None = None  # a chunker's name, or "auto" (by type and content); None: the configured one
+
+
+def validate(request: IngestRequest) -> dict[str, Any]:
+    """Every field checked before anything is computed; the spec's messages."""
+    if request.content is not None and isinstance(request.content, str) and len(request.content) > MAX_CONTENT:
+        raise ValidationError("content", "Content exceeds maximum size of 10MB")
+    participants = request.participants
+    if participants is not None:
+        if not isinstance(participants, (list, tuple)) or not all(isinstance(p, str) for p in participants):
+            raise ValidationError("participants", "participants must be a list of strings")
+        if len(participants) > 100:
+            raise ValidationError("participants", f"participants allows at most 100 items (got {len(participants)})")
+        participants = [require_text("participants", p, 200) for p in participants]
+    url = optional_text("source_url", request.source_url, 2000)
+    if url is not None and not _is_url(url):
+        raise ValidationError("source_url", f"Invalid source_url: {url!r} is not a URL (e.g. https://host/path)")
+    return {
+        "artifact_type": require_choice("artifact_type", request.artifact_type, ARTIFACT_TYPES),
+        "source_system": require_text("source_system", request.source_system, 100),
+        "content": require_text("content", request.content, MAX_CONTENT),
+        "source_id": optional_text("source_id", request.source_id, 500),
+        "source_url": url,
+        "title": optional_text("title", request.title, 500),
+        "author": optional_text("author", request.author, 200),
+        "participants": tuple(participants or ()),
+        "ts": parse_timestamp("ts", request.ts) if request.ts is not None else None,
+        "sensitivity": require_choice("sensitivity", request.sensitivity, SENSITIVITIES),
+        "visibility_scope": require_choice("visibility_scope", request.visibility_scope, VISIBILITY_SCOPES),
+        "retention_policy": require_choice("retention_policy", request.retention_policy, RETENTION_POLICIES),
+    }
+
+
+def _is_url(value: str) -> bool:
+    """A scheme, and a host for network schemes (mailto:, urn:, message-id: and file: need a path)."""
+    parsed = urlsplit(value.strip())
+    if not parsed.scheme or not parsed.scheme[0].isalpha() or any(c.isspace() for c in value.strip()):
+        return False
+    if parsed.scheme.lower() in ("http", "https", "ftp", "ftps", "ws", "wss"):
+        return bool(parsed.hostname)
+    return bool(parsed.netloc or parsed.path)
