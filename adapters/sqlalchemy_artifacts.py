@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 
 from adapters.fts import Doc
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
+from domain.chunk_checks import situating_text
 from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk, AuditEntry
 from domain.ports import ArtifactStore
@@ -83,8 +84,9 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
             for start in range(0, len(parts), 2_000):
                 conn.execute(insert(chunks), [_chunk_row(c, artifact.version) for c in parts[start:start + 2_000]])
             if parts:
-                self._lexical.index(conn, "chunk", [Doc(c.id, artifact.id, artifact.version, c.content)
-                                                    for c in parts if c.metadata.get("indexed", True)])
+                self._lexical.index(conn, "chunk", [
+                    Doc(c.id, artifact.id, artifact.version, c.content, situating_text(c.metadata))
+                    for c in parts if c.metadata.get("indexed", True)])
             else:
                 self._lexical.index(conn, "artifact", [Doc(artifact.id, artifact.id, artifact.version,
                                                            whole_text(artifact.title, artifact.content))])
@@ -189,8 +191,9 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
             yield "artifact", Doc(row.artifact_id, row.artifact_id, row.version, whole_text(row.title, row.content))
         for row in conn.execute(select(chunks.c.chunk_id, chunks.c.artifact_id, chunks.c.version, chunks.c.content,
                                        chunks.c.meta)):
-            if json.loads(row.meta or "{}").get("indexed", True):
-                yield "chunk", Doc(row.chunk_id, row.artifact_id, row.version, row.content)
+            meta = json.loads(row.meta or "{}")
+            if meta.get("indexed", True):
+                yield "chunk", Doc(row.chunk_id, row.artifact_id, row.version, row.content, situating_text(meta))
 
 
 def _row(a: Artifact) -> dict[str, Any]:

@@ -13,6 +13,25 @@ from domain.chunking import content_hash
 from domain.model import Chunk
 
 
+def situating_text(metadata: dict[str, object]) -> str:
+    """Where a chunk sits, from its chunker's metadata: heading path, email subject, code name.
+
+    Embedded before the chunk's text and indexed beside it (lower weighted), so a chunk is found
+    by the section it belongs to, not only by its own words.
+    """
+    parts: list[str] = []
+    path = metadata.get("heading_path")
+    if isinstance(path, list) and path:
+        parts.append(" > ".join(str(p) for p in path))
+    headers = metadata.get("headers")
+    if isinstance(headers, dict) and headers.get("subject"):
+        parts.append(str(headers["subject"]))
+    name = metadata.get("qualified_name")
+    if isinstance(name, str) and name:
+        parts.append(name)
+    return " | ".join(parts)
+
+
 def chunk_problem(text: str, chunks: Sequence[Chunk]) -> str | None:
     """Why ``chunks`` are not a valid chunking of ``text``, or None when they are.
 

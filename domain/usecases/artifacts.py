@@ -10,7 +10,7 @@ from domain.chunking import content_hash
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID, artifact_id, chunk_id
 from domain.locking import KeyedLock
-from domain.chunk_checks import chunk_problem
+from domain.chunk_checks import chunk_problem, situating_text
 from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, VectorRecord, artifact_version
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, Tokenizer, VectorIndex
@@ -159,7 +159,7 @@ class IngestArtifact:
                 "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
                 "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
         targets = [(artifact.id, content, -1)] if not chunks else [
-            (c.id, c.content, c.index) for c in chunks if c.metadata.get("indexed", True)]
+            (c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)]
         planned = [(record_id, piece, {**meta, "chunk_index": index})
                    for record_id, text, index in targets for piece in self.split(text)]
         vectors: list[list[float]] = []
@@ -183,6 +183,12 @@ class IngestArtifact:
             pass  # left pending: the next start rolls it back
 
 
+
+
+def embedded_text(chunk: ArtifactChunk) -> str:
+    """What is embedded for a chunk: where it sits (heading path, subject...), then its text."""
+    where = situating_text(chunk.metadata)
+    return f"{where}\n{chunk.content}" if where else chunk.content
 
 
 def check_artifact_id(value: object) -> str:

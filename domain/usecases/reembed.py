@@ -9,7 +9,7 @@ from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
-from domain.usecases.artifacts import CHUNKS, WHOLE, check_artifact_id
+from domain.usecases.artifacts import CHUNKS, WHOLE, check_artifact_id, embedded_text
 from domain.usecases.common import Clock, audit, piece_records, utc_now
 from domain.validation import epoch
 
@@ -75,7 +75,7 @@ class Reembed:
         if artifact is None:
             return
         chunks = self.artifacts.chunks_of(art_id) if artifact.is_chunked else []
-        targets = [(c.id, c.content, c.index) for c in chunks if c.metadata.get("indexed", True)] \
+        targets = [(c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)] \
             if chunks else [(art_id, artifact.content or "", -1)]
         meta = {"artifact_id": art_id, "artifact_type": artifact.artifact_type,
                 "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
