@@ -912,7 +912,59 @@ async def check_search_modes_and_exact_tokens(client: Any, corpus: Corpus) -> No
     assert artifact_ids(path) == [planted] and "exact" in path["results"][0]["signals"], path
 
 
+def guide_markdown(run: str) -> str:
+    sections = []
+    for name, topic in (("Install", "pip and wheels"), ("Configure", "environment variables"),
+                        ("Token refresh", f"rotating credential {run} every hour")):
+        body = " ".join(f"This paragraph explains {topic} in detail, sentence {i}." for i in range(25))
+        sections.append(f"## {name}\n\n{body}\n\n```bash\necho {name.lower()} step\n```\n")
+    return f"# Guide {run}\n\nIntro text for the guide.\n\n" + "\n".join(sections)
+
+
+def email_thread(run: str) -> str:
+    first = "\n".join(f"The quarterly plan for project {run} needs item {i} reviewed by Friday." for i in range(12))
+    return (f"From: Ana <ana@example.com>\nTo: Bo <bo@example.com>\nSubject: Plan {run}\n"
+            f"Date: Mon, 3 Mar 2025 10:00:00 +0000\nMessage-ID: <1-{run}@example.com>\n\n{first}\n\n-- \nAna\n\n"
+            f"From: Bo <bo@example.com>\nTo: Ana <ana@example.com>\nSubject: Re: Plan {run}\n"
+            f"Date: Mon, 3 Mar 2025 12:00:00 +0000\nMessage-ID: <2-{run}@example.com>\n\n"
+            f"Agreed, the zeppelin budget for {run} is approved as well.\n\n"
+            "On Mon, 3 Mar 2025 at 10:00, Ana <ana@example.com> wrote:\n"
+            + "\n".join(f"> {line}" for line in first.splitlines()) + "\n")
+
+
+async def check_chunkers_by_type_and_by_name(client: Any, corpus: Corpus) -> None:
+    """Markdown and email are cut by their own chunkers, exactly; the choice is stored; re-chunking replaces."""
+    guide = guide_markdown(corpus.run)
+    md = await ingest(client, artifact_type="doc", source_system="wiki", source_id=f"{corpus.run}-guide",
+                      title="guide.md", content=guide)
+    assert md["chunker"] == "markdown" and md["is_chunked"], md
+    got = await get(client, md["artifact_id"], include_content=True, include_chunks=True)
+    assert got["content"] == guide and got["metadata"]["chunker"] == "markdown"
+    paths = [c["metadata"].get("heading_path") for c in got["chunks"]]
+    assert [f"Guide {corpus.run}", "Token refresh"] in paths, paths
+    found = await artifact_search(client, f"rotating credential {corpus.run}", limit=1)
+    hit = found["results"][0]
+    assert hit["artifact_id"] == md["artifact_id"] and hit["structure"]["heading_path"][-1] == "Token refresh", hit
+    again = await ingest(client, artifact_type="doc", source_system="wiki", source_id=f"{corpus.run}-guide",
+                         title="guide.md", content=guide, chunker="token-window")
+    assert (again["status"], again["chunker"]) == ("replaced", "token-window"), again
+    same = await ingest(client, artifact_type="doc", source_system="wiki", source_id=f"{corpus.run}-guide",
+                        title="guide.md", content=guide, chunker="token-window")
+    assert same["status"] == "unchanged"
+    thread = email_thread(corpus.run)
+    mail = await ingest(client, artifact_type="email", source_system="gmail", source_id=f"{corpus.run}-thread",
+                        content=thread)
+    assert mail["chunker"] == "email", mail
+    chunks = (await get(client, mail["artifact_id"], include_chunks=True))["chunks"]
+    quoted = [c for c in chunks if c["metadata"].get("part") == "quoted"]
+    assert quoted and all(c["metadata"].get("indexed") is False for c in quoted), chunks
+    assert (await get(client, mail["artifact_id"], include_content=True))["content"] == thread
+    hits = await artifact_search(client, f"quarterly plan project {corpus.run} item reviewed", limit=10, mode="lexical")
+    assert not {r["id"] for r in hits["results"]} & {c["chunk_id"] for c in quoted}, "quoted history is not indexed"
+
+
 CHECKS = [
+    check_chunkers_by_type_and_by_name,
     check_search_modes_and_exact_tokens,
     check_tools_listed, check_whole_artifact_responses, check_chunked_artifact_response, check_token_threshold,
     check_metadata_round_trip, check_get_content_is_exact, check_get_chunks_cover_the_content,
@@ -1009,6 +1061,8 @@ BAD_INPUTS = [
     BadInput("search-query-501", "artifact_search", {"query": "q" * 501}, "query",
              mentions=("Query exceeds maximum length of 500 characters",)),
     BadInput("search-empty-query", "artifact_search", {"query": "  "}, "query"),
+    BadInput("ingest-unknown-chunker", "artifact_ingest", {**_INGEST, "chunker": "fancy"}, "chunker",
+             mentions=("auto", "token-window", "markdown")),
     BadInput("search-bad-mode", "artifact_search", {**_SEARCH, "mode": "fuzzy"}, "mode",
              exact="Invalid mode: fuzzy. Must be one of: hybrid, vector, lexical"),
     BadInput("hybrid-bad-profile", "hybrid_search", {**_SEARCH, "profile": "legal"}, "profile",
