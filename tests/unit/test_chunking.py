@@ -76,3 +76,19 @@ def test_empty_text_has_no_chunks() -> None:
 def test_impossible_specs_are_refused(spec: ChunkSpec) -> None:
     with pytest.raises(ValidationError):
         token_windows("some text here", [0, 5, 10], spec)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab ✓😀東京\n", min_size=1, max_size=60), target=st.integers(1, 8), data=st.data())
+def test_windows_always_move_forward_even_when_a_character_is_several_tokens(text, target, data) -> None:
+    """With overlap near the target, a multi-token character once made a window end where the last did."""
+    from adapters.tokenizers import TiktokenTokenizer
+    from domain.chunk_checks import chunk_problem
+
+    overlap = data.draw(st.integers(0, target - 1))
+    tokenizer = _TIKTOKEN.setdefault("t", TiktokenTokenizer())
+    chunks = token_windows(text, tokenizer.token_starts(text), ChunkSpec(target, overlap, target))
+    assert chunk_problem(text, chunks) is None
+
+
+_TIKTOKEN: dict = {}
