@@ -28,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from domain.chunking import check_spec, content_hash, span_chunks
+from domain.chunking import content_hash, span_chunks
 from domain.model import Chunk, ChunkSpec
-from domain.ports import Chunker, Tokenizer
+from domain.ports import Chunker
+from plugins.chunkers.base import StructureChunker
 from plugins.hookspecs import hookimpl
 
 _MERIDIEM = r"(?:[ \t]?[AaPp]\.?[Mm]\.?)?"
@@ -48,15 +49,11 @@ TURN = re.compile(
 )
 
 
-class ChatChunker(Chunker):
+class ChatChunker(StructureChunker):
     name = "chat"
     version = "1"
 
-    def chunk(self, text: str, spec: ChunkSpec, tokenizer: Tokenizer) -> list[Chunk]:
-        check_spec(spec)
-        if not text:
-            return []
-        starts = tokenizer.token_starts(text)
+    def cut(self, text: str, spec: ChunkSpec, starts: list[int]) -> list[Chunk]:
         turns = recognised(text)
         bounds = [start for start, _, _ in turns] + [len(text)]
         chunks: list[Chunk] = []

@@ -32,9 +32,10 @@ from itertools import accumulate
 from collections.abc import Callable
 from email.header import decode_header, make_header
 
-from domain.chunking import check_spec, span_chunks
+from domain.chunking import span_chunks
 from domain.model import Chunk, ChunkSpec
-from domain.ports import Chunker, Tokenizer
+from domain.ports import Chunker
+from plugins.chunkers.base import StructureChunker
 from plugins.hookspecs import hookimpl
 
 FIELD = re.compile(r"[!-9;-~]+:")  # a header line starts with a field name and a colon
@@ -60,15 +61,11 @@ SIGN_OFF = re.compile(r"[ \t]*(?:(?:best|kind|warm|many)[ \t]+)?(?:regards|wishe
                       re.IGNORECASE)
 
 
-class EmailChunker(Chunker):
+class EmailChunker(StructureChunker):
     name = "email"
     version = "1"
 
-    def chunk(self, text: str, spec: ChunkSpec, tokenizer: Tokenizer) -> list[Chunk]:
-        check_spec(spec)
-        if not text:
-            return []
-        starts = tokenizer.token_starts(text)
+    def cut(self, text: str, spec: ChunkSpec, starts: list[int]) -> list[Chunk]:
         quiet = ChunkSpec(spec.target_tokens, 0, spec.single_piece_max_tokens)  # no overlap where nothing is indexed
         chunks: list[Chunk] = []
         for index, (lo, body_lo, hi, fields) in enumerate(messages(text)):

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from domain.chunking import check_spec, content_hash, token_windows
+from domain.chunking import content_hash, token_windows
 from domain.model import Chunk, ChunkSpec
-from domain.ports import Chunker, Tokenizer
+from domain.ports import Chunker
+from plugins.chunkers.base import StructureChunker
 from plugins.hookspecs import hookimpl
 
 ATOMIC = ("code", "table")
@@ -45,15 +46,11 @@ _NON_SLUG = re.compile(r"[\W_]+")
 Span = tuple[int, int, "str | None"]
 
 
-class MarkdownChunker(Chunker):
+class MarkdownChunker(StructureChunker):
     name = "markdown"
     version = "1"
 
-    def chunk(self, text: str, spec: ChunkSpec, tokenizer: Tokenizer) -> list[Chunk]:
-        check_spec(spec)
-        if not text:
-            return []
-        starts = tokenizer.token_starts(text)
+    def cut(self, text: str, spec: ChunkSpec, starts: list[int]) -> list[Chunk]:
         chunks: list[Chunk] = []
         for blocks, metadata in sections(parse_blocks(text)):
             for start, end, kind in pack(text, blocks, starts, spec):
