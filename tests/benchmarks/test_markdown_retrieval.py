@@ -110,7 +110,7 @@ def recall(rt: Runtime, secs: dict[str, list[Section]], questions: list[tuple[st
             chunks[c.id] = (c.start_char, c.end_char)
     found = []
     for query, answer in questions:
-        hits = search(query, 5)
+        hits = search(query[:500], 5)
         located = [section_of(*chunks[h.id], secs[ids[h.fields["artifact_id"]]]) for h in hits if h.id in chunks]
         found.append(float(any(s == answer for s in located)))
     return statistics.fmean(found)
