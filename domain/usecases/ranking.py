@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,19 +51,8 @@ class Ranker:
 
     def hits(self, collection: str, found: Sequence[LexicalMatch]) -> list[Hit]:
         """Hits for lexical matches, in their order; a record deleted meanwhile is left out."""
-        ids = [m.record_id for m in found]
-        if collection == "memory":
-            memories = self.store.get_memories(ids)
-            return [memory_hit(memories[m.record_id], m.score) for m in found if m.record_id in memories]
-        if collection == "history":
-            turns = self.store.get_turns(ids)
-            return [turn_hit(turns[m.record_id], m.score) for m in found if m.record_id in turns]
-        owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
-        if collection == WHOLE:
-            return [artifact_hit(owners[m.record_id], m.score) for m in found if m.record_id in owners]
-        chunks = self.artifacts.get_chunks(ids)
-        return [chunk_hit(owners[artifact_of(m.record_id)], c, m.score)
-                for m in found if (c := chunks.get(m.record_id)) is not None and artifact_of(c.id) in owners]
+        records = self._records(collection, [m.record_id for m in found])
+        return [records[m.record_id][1](m.score) for m in found if m.record_id in records]
 
     def _hydrate(self, collection: str, raw: list[VectorMatch]) -> list[Hit]:
         """Drop vectors of versions that are not (or no longer) current, then keep each record's best.
@@ -70,22 +60,21 @@ class Ranker:
         Stale vectors go first: during a replacement a chunk shared by both versions has the same id
         in each, and only the committed version's vector may speak for it.
         """
-        ids = sorted({m.record_id for m in raw})
+        records = self._records(collection, sorted({m.record_id for m in raw}))
+        current = [m for m in raw if m.record_id in records and records[m.record_id][0] in (None, _version(m))]
+        return [records[m.record_id][1](m.score) for m in best_per_record(current)]
+
+    def _records(self, collection: str, ids: Sequence[str]) -> dict[str, tuple[str | None, Callable[[float], Hit]]]:
+        """For each record that exists: its current version (None: not versioned) and how to make its hit."""
         if collection == "memory":
-            rows = self.store.get_memories(ids)
-            return [memory_hit(rows[m.record_id], m.score) for m in best_per_record(raw) if m.record_id in rows]
+            return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items()}
         if collection == "history":
-            turns = self.store.get_turns(ids)
-            current = [m for m in raw if m.record_id in turns and turns[m.record_id].content_hash[:12] == _version(m)]
-            return [turn_hit(turns[m.record_id], m.score) for m in best_per_record(current)]
+            return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()}
         owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
-        current = [m for m in raw if artifact_of(m.record_id) in owners
-                   and owners[artifact_of(m.record_id)].version == _version(m)]
         if collection == WHOLE:
-            return [artifact_hit(owners[m.record_id], m.score) for m in best_per_record(current)]
-        chunks = self.artifacts.get_chunks(sorted({m.record_id for m in current}))
-        return [chunk_hit(owners[artifact_of(m.record_id)], chunk, m.score)
-                for m in best_per_record(current) if (chunk := chunks.get(m.record_id)) is not None]
+            return {i: (a.version, partial(artifact_hit, a)) for i, a in owners.items()}
+        return {i: (owner.version, partial(chunk_hit, owner, c)) for i, c in self.artifacts.get_chunks(ids).items()
+                if (owner := owners.get(artifact_of(i))) is not None}
 
 
 def _version(match: VectorMatch) -> str:
