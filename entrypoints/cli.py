@@ -36,6 +36,12 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def memtrove_command() -> list[str]:
+    """The installed ``memtrove`` console script of this interpreter's environment (else ``python -m``)."""
+    script = Path(sys.executable).parent / "memtrove"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "entrypoints"]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:

@@ -140,9 +140,10 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
     for passed in ("MEMTROVE_EMBEDDER", "MEMTROVE_SEARCH_PROFILE"):
         if os.environ.get(passed):
             env[passed] = os.environ[passed]
-    script = Path(sys.executable).parent / "memtrove"
-    command, args = (str(script), ["serve"]) if script.exists() else (sys.executable, ["-m", "entrypoints", "serve"])
-    params = StdioServerParameters(command=command, args=args, env=env)
+    from entrypoints.cli import memtrove_command
+
+    command, *prefix = memtrove_command()
+    params = StdioServerParameters(command=command, args=[*prefix, "serve"], env=env)
     scores = {name: Scores() for name in configs}
     ingest_ms: list[float] = []
     say = log or (lambda _msg: None)

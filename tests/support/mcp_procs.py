@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -22,6 +21,8 @@ from typing import Any
 
 import httpx
 
+from entrypoints.cli import memtrove_command
+
 # Variables memtrove (or its libraries) read; a test must set them itself to have them.
 _SETTING_PREFIXES = ("MEMTROVE_", "OPENAI_", "CHROMA_", "CHUNK_", "SINGLE_PIECE_", "MCP_", "LOG_LEVEL")
 
@@ -30,12 +31,6 @@ STOP_TIMEOUT = 15.0
 READ_TIMEOUT = 120.0  # seconds a tool call may take before the client gives up instead of hanging
 
 
-def memtrove_command() -> list[str]:
-    """The installed ``memtrove`` console script of this interpreter's environment."""
-    script = Path(sys.executable).parent / "memtrove"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "entrypoints"]
 
 
 def server_env(data_dir: Path | str, env: Mapping[str, str] | None = None) -> dict[str, str]:
