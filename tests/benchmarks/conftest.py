@@ -32,6 +32,16 @@ def report(benchmark, request):
     return emit
 
 
+def best_seconds(action, rounds: int) -> float:
+    """The fastest of ``rounds`` calls: the least disturbed by whatever else the machine runs."""
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - started)
+    return min(samples)
+
+
 def measure(benchmark, action, rounds: int) -> list[float]:
     """Run ``action`` ``rounds`` times under pytest-benchmark (or plainly when benchmarks are
     disabled, as in the ordinary test run) and return each call's seconds."""

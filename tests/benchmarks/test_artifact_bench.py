@@ -13,7 +13,7 @@ from adapters.tokenizers import TiktokenTokenizer
 from config.settings import Settings
 from domain.chunking import content_hash
 from domain.ids import chunk_id, piece_id
-from domain.model import Artifact, ArtifactChunk, AuditEntry, VectorRecord
+from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, VectorRecord
 from domain.usecases.artifacts import IngestRequest
 from domain.usecases.retrieve import Retriever
 from domain.usecases.search import HybridSearch, SearchRequest
@@ -81,8 +81,7 @@ def test_ingest_throughput_vs_raw_embedder(benchmark, report, tmp_path: Path) ->
 def test_chunking_10mb_vs_one_tiktoken_encode(benchmark, report) -> None:
     text = prose(random.Random(5), 2_000_000)[:size(10_000_000, 1_000_000)]
     tokenizer = TiktokenTokenizer()
-    spec = Settings(memtrove_embedder="openai").chunk_spec(
-        __import__("domain.model", fromlist=["EmbeddingProfile"]).EmbeddingProfile("openai", "m", 3072, 8191))
+    spec = Settings(memtrove_embedder="openai").chunk_spec(EmbeddingProfile("openai", "m", 3072, 8191))
     encodes = []
     for _ in range(size(3, 1)):
         started = time.perf_counter()

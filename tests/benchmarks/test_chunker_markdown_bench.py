@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import random
 import textwrap
-import time
 
 from adapters.tokenizers import TiktokenTokenizer
 from config.settings import Settings
 from domain.chunk_checks import chunk_problem
 from domain.model import EmbeddingProfile
 from plugins.chunkers.markdown import MarkdownChunker, markdown_parser
-from tests.benchmarks.conftest import measure, size
+from tests.benchmarks.conftest import best_seconds, measure, size
 
 WORDS = ("budget hiring launch migration incident contract roadmap travel security pricing onboarding "
          "database latency invoice vendor audit design testing reviewed approved delayed escalated").split()
@@ -51,16 +50,6 @@ def markdown_document(rng: random.Random, chars: int) -> str:
         parts.append(part)
         total += len(part)
     return "".join(parts)[:chars]
-
-
-def best_seconds(action, rounds: int) -> float:
-    """The fastest of ``rounds`` calls: the least disturbed by whatever else the machine runs."""
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - started)
-    return min(samples)
 
 
 def test_markdown_chunking_10mb_vs_one_tiktoken_encode(benchmark, report) -> None:
