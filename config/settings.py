@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.errors import ConfigurationError
 from domain.model import ChunkSpec, EmbeddingProfile
-from domain.retrieval import DEFAULT_PROFILE, PROFILES, RetrievalConfig, Weights
+from domain.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, RetrievalConfig, Weights
 
 # Chunk sizes belong to the embedding profile: (single piece max, target, overlap) in cl100k tokens.
 PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50)}
@@ -118,15 +118,16 @@ class Settings(BaseSettings):
         """Fusion settings: spec 004's profiles, overridden or extended by MEMTROVE_SEARCH_WEIGHTS."""
         profiles = dict(PROFILES)
         for name, given in self.memtrove_search_weights.items():
-            signals = {s: float(given.get(s, 0.0)) for s in ("lexical", "semantic", "exact")}
-            unknown = sorted(set(given) - {"lexical", "semantic", "exact", "k", "context"})
+            signals = {s: float(given.get(s, 0.0)) for s in SIGNALS}
+            unknown = sorted(set(given) - {*SIGNALS, "k", "context"})
             if (unknown or min(signals.values()) < 0 or not any(signals.values())
                     or not 1 <= given.get("k", 60) <= 1000 or not 0 <= given.get("context", 0) <= 1):
                 raise ConfigurationError(
                     f"Invalid setting MEMTROVE_SEARCH_WEIGHTS: profile {name!r} needs non-negative weights "
-                    "lexical, semantic, exact (at least one above 0), optionally k (1-1000) and context (0-1)")
+                    "lexical, semantic, contextual, exact (at least one above 0), optionally k (1-1000) "
+                    "and context (0-1)")
             base = profiles.get(name, Weights(0.0, 0.0, 0.0))
-            profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in ("lexical", "semantic", "exact")},
+            profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in SIGNALS},
                                      k=int(given.get("k", base.k)), context=float(given.get("context", base.context)))
         if self.memtrove_search_profile not in profiles:
             raise ConfigurationError(

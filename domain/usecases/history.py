@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.chunking import content_hash
-from domain.errors import StorageError
+from domain.errors import MemtroveError, StorageError
 from domain.ids import turn_id
 from domain.locking import KeyedLock
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
@@ -15,6 +15,9 @@ from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, u
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"
+# Each turn is also embedded as read after the turn before it ("Alice: Where did you go?\nBob: The
+# lake!"): the vectors of the contextual signal, in their own collection, same ids and metadata.
+CONTEXT_COLLECTION = "history_context"
 MAX_TURN_INDEX = 2**31 - 1  # a 32-bit INTEGER column in every SQL store
 # Appends of the same turn are serialised: read-compare-write must not interleave.
 _TURN_LOCKS = KeyedLock()
@@ -67,23 +70,57 @@ class AppendTurn:
             profile=self.embedder.profile,
         )
         meta = {"conversation_id": conversation_id, "role": role, "turn_index": index, "ts_epoch": epoch(turn.ts)}
-        records = embed_pieces(self.embedder, turn.id, digest, self.split(content), meta)
-        self.vectors.upsert(COLLECTION, records)
+        pieces = self.split(content)
+        before = self.store.get_turn(conversation_id, index - 1) if index > 0 else None
+        in_context = self.split(read_after(before, content)) if before else []
+        records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
+        plain, contextual = records[:len(pieces)], records[len(pieces):] or records[:len(pieces)]
+        self.vectors.upsert(COLLECTION, plain)
+        self.vectors.upsert(CONTEXT_COLLECTION, contextual)
         status = "replaced" if existing else "appended"
         try:
-            self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), pieces=len(records)))
+            self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), pieces=len(plain)))
         except Exception:
             if not existing:
-                self.vectors.delete_records(COLLECTION, [turn.id])
+                for collection in (COLLECTION, CONTEXT_COLLECTION):
+                    self.vectors.delete_records(collection, [turn.id])
             raise
-        current = {record.id for record in records}
-        stale = [v for v in self.vectors.vectors_of(COLLECTION, [turn.id]).get(turn.id, []) if v not in current]
+        for collection, kept in ((COLLECTION, plain), (CONTEXT_COLLECTION, contextual)):
+            self._drop_stale(collection, turn.id, {record.id for record in kept})
+        if index < MAX_TURN_INDEX:  # locks taken in turn order: no two appends wait on each other
+            with _TURN_LOCKS.hold(turn_id(conversation_id, index + 1)):
+                self._recontext(self.store.get_turn(conversation_id, index + 1), turn)
+        return AppendResult(turn, status)
+
+    def _drop_stale(self, collection: str, record_id: str, current: set[str]) -> None:
+        stale = [v for v in self.vectors.vectors_of(collection, [record_id]).get(record_id, []) if v not in current]
         if stale:
             try:
-                self.vectors.delete_vectors(COLLECTION, stale)
+                self.vectors.delete_vectors(collection, stale)
             except StorageError:
                 pass  # stale versions are never returned and are swept at the next start
-        return AppendResult(turn, status)
+
+    def _recontext(self, after: Turn | None, turn: Turn) -> None:
+        """The next turn, stored before this one (or read after its old content), read after it now.
+
+        After the commit: a failure leaves that turn's contextual vector as it was, a hint only.
+        """
+        if after is None:
+            return
+        meta = {"conversation_id": after.conversation_id, "role": after.role, "turn_index": after.turn_index,
+                "ts_epoch": epoch(after.ts)}
+        try:
+            records = embed_pieces(self.embedder, after.id, after.content_hash,
+                                   self.split(read_after(turn, after.content)), meta)
+            self.vectors.upsert(CONTEXT_COLLECTION, records)
+        except MemtroveError:
+            return
+        self._drop_stale(CONTEXT_COLLECTION, after.id, {record.id for record in records})
+
+
+def read_after(before: Turn, content: str) -> str:
+    """A turn's text as read after the turn before it."""
+    return f"{before.content}\n{content}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from domain.errors import ConfigurationError
 from domain.model import EmbeddingProfile
 from domain.ports import ArtifactStore, MetadataStore, ReembedLedger, VectorIndex
+from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,21 +72,24 @@ class RepairStores:
         orphans += len(doomed)
         memory_doomed = len(doomed)
         hashes = self.store.turn_hashes()
-        doomed = []
-        for vid, owner in self.vectors.all_vectors("history").items():
-            digest = hashes.get(owner)
-            if digest is None:
-                orphans += 1
-                doomed.append(vid)
-            elif vid.rsplit("::", 2)[-2] != digest[:12]:
-                stale += 1
-                doomed.append(vid)
-        self.vectors.delete_vectors("history", doomed)
+        touched: set[str] = {"memory"} if memory_doomed else set()
+        for collection in (HISTORY, CONTEXT_COLLECTION):
+            doomed = []
+            for vid, owner in self.vectors.all_vectors(collection).items():
+                digest = hashes.get(owner)
+                if digest is None:
+                    orphans += 1
+                    doomed.append(vid)
+                elif vid.rsplit("::", 2)[-2] != digest[:12]:
+                    stale += 1
+                    doomed.append(vid)
+            self.vectors.delete_vectors(collection, doomed)
+            if doomed:
+                touched.add(collection)
         if self.artifacts is None:
             return RepairReport(orphans, stale)
         # An ingest interrupted before its commit is rolled back: its vectors, then its rows.
         pending = self.artifacts.pending_versions()
-        touched: set[str] = {c for c, n in (("memory", memory_doomed), ("history", len(doomed))) if n}
         for artifact_id, version in pending:
             for collection in ("artifact", "chunk"):
                 self.vectors.delete_where(collection, {"artifact_id": artifact_id, "version": version})

@@ -30,10 +30,10 @@ class Ranker:
     lexical: LexicalIndex
     policies: Sequence[PrivacyPolicy]
 
-    def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext
-             ) -> tuple[list[Hit], bool]:
-        """By vector similarity."""
-        raw = self.vectors.query(collection, vector, fetch, where or None)
+    def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
+             index: str | None = None) -> tuple[list[Hit], bool]:
+        """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records)."""
+        raw = self.vectors.query(index or collection, vector, fetch, where or None)
         hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw)]
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 

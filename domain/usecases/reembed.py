@@ -11,6 +11,7 @@ from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
 from domain.usecases.artifacts import CHUNKS, WHOLE, check_artifact_id, embedded_text
 from domain.usecases.common import Clock, audit, piece_records, utc_now
+from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after
 from domain.validation import epoch
 
 
@@ -103,17 +104,23 @@ class Reembed:
         turns = self.store.get_turns([t for t, h in hashes.items() if done.get(f"turn:{t}") != h[:12]])
         skipped += len(hashes) - len(turns)
         for t in turns.values():
-            self.target_vectors.delete_records("history", [t.id])
-            self.target_vectors.upsert("history", self._records([(t.id, t.content, -1)], t.content_hash, {
-                "conversation_id": t.conversation_id, "role": t.role, "turn_index": t.turn_index,
-                "ts_epoch": epoch(t.ts), "version": t.content_hash[:12]}))
+            meta = {"conversation_id": t.conversation_id, "role": t.role, "turn_index": t.turn_index,
+                    "ts_epoch": epoch(t.ts), "version": t.content_hash[:12]}
+            before = self.store.get_turn(t.conversation_id, t.turn_index - 1) if t.turn_index > 0 else None
+            plain = self._records([(t.id, t.content, -1)], t.content_hash, meta)
+            contextual = self._records([(t.id, read_after(before, t.content), -1)], t.content_hash, meta) \
+                if before else plain
+            for collection, records in ((HISTORY, plain), (CONTEXT_COLLECTION, contextual)):
+                self.target_vectors.delete_records(collection, [t.id])
+                self.target_vectors.upsert(collection, records)
             self.ledger.mark_reembedded(key, [(f"turn:{t.id}", t.content_hash[:12])])
         return len(todo), len(turns), skipped
 
     def _drop_deleted(self, committed: dict[str, str]) -> None:
         """Vectors in the target profile of artifacts, memories or turns deleted since they were embedded."""
-        live = {"memory": self.store.memory_ids(), "history": set(self.store.turn_hashes())}
-        for collection in (WHOLE, CHUNKS, "memory", "history"):
+        turns = set(self.store.turn_hashes())
+        live = {"memory": self.store.memory_ids(), HISTORY: turns, CONTEXT_COLLECTION: turns}
+        for collection in (WHOLE, CHUNKS, "memory", HISTORY, CONTEXT_COLLECTION):
             alive = live.get(collection)
             doomed = [vid for vid, owner in self.target_vectors.all_vectors(collection).items()
                       if (owner not in alive if alive is not None else owner.split("::", 1)[0] not in committed)]

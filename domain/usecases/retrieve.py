@@ -9,12 +9,13 @@ from domain.lexical import LexicalQuery, analyse
 from domain.model import Hit, RequestContext, Vector
 from domain.ports import Embedder, Filter
 from domain.fusion import weighted_rrf
-from domain.retrieval import RetrievalConfig, Weights
+from domain.retrieval import SIGNALS, RetrievalConfig, Weights
 from domain.usecases.artifacts import CHUNKS, WHOLE
+from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
 from domain.usecases.ranking import Ranker
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
-SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", "history": "history"}
+SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
 
 
 # BM25 gives a word held by more than half the records (nearly) no weight: a record matching only
@@ -47,7 +48,9 @@ class Retriever:
             weights.pop("exact", None)
         if not terms.words:
             weights.pop("lexical", None)
-        vector = self.embedder.embed_query(query) if "semantic" in weights else None
+        if HISTORY not in wheres:
+            weights.pop("contextual", None)
+        vector = self.embedder.embed_query(query) if {"semantic", "contextual"} & set(weights) else None
         context = context or RequestContext()
         fused: list[Hit] = []
         for fetch in fetch_rounds(limit):
@@ -58,7 +61,7 @@ class Retriever:
                 found: list[Hit] = []
                 for collection, where in wheres.items():
                     got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
-                    if signal == "lexical" and "semantic" in weights:  # no evidence, beside vectors
+                    if signal == "lexical" and {"semantic", "contextual"} & set(weights):  # no evidence, beside vectors
                         got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     found += [tagged(h, collection) for h in got]
                     more = more or full
@@ -75,6 +78,10 @@ class Retriever:
               where: Filter, context: RequestContext, profile: Weights) -> tuple[list[Hit], bool]:
         if signal == "semantic":
             return self.ranker.rank(collection, vector or [], depth, where, context)
+        if signal == "contextual":
+            if collection != HISTORY:
+                return [], False
+            return self.ranker.rank(collection, vector or [], depth, where, context, index=CONTEXT_COLLECTION)
         if signal == "lexical":
             return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context)
         return self.ranker.rank_exact(collection, terms.exact, depth, where, context)
@@ -88,7 +95,7 @@ def fuse_signals(ranked: Mapping[str, list[Hit]], weights: Mapping[str, float], 
     """Hits scored by weighted RRF over the signals' rankings, best first, each naming its ranks."""
     fused = weighted_rrf({s: [h.id for h in hits] for s, hits in ranked.items()}, weights, k)
     by_id: dict[str, Hit] = {}
-    for signal in ("semantic", "lexical", "exact"):  # the vector hit carries the similarity
+    for signal in SIGNALS:  # the vector hit carries the similarity
         for hit in ranked.get(signal, []):
             by_id.setdefault(hit.id, hit)
     similarity = {h.id: h.score for h in ranked.get("semantic", [])}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.errors import ValidationError
+from domain.errors import StorageError, ValidationError
 from domain.model import VectorRecord
-from domain.usecases.history import AppendTurn, AppendTurnRequest, GetHistory
+from domain.usecases.history import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest, GetHistory
 from domain.usecases.maintenance import RepairStores
 
 
@@ -110,3 +110,77 @@ def test_concurrent_appends_of_one_turn_leave_row_and_vectors_agreeing(world) ->
     digest = world.store.get_turn("c", 0).content_hash
     versions = {vid.rsplit("::", 2)[-2] for vid in world.vectors.all_vectors("history")}
     assert versions == {digest[:12]}
+
+
+def context_match(world, text: str):
+    """The turn whose contextual vector is nearest to ``text``, and how near."""
+    found = world.vectors.query(CONTEXT_COLLECTION, world.embedder.embed_query(text), 1)[0]
+    return found.record_id, round(found.score, 6)
+
+
+def test_a_turn_is_also_embedded_as_read_after_the_one_before(world) -> None:
+    append = append_uc(world)
+    append(AppendTurnRequest("c", "user", "Where did you go on Friday?", 0))
+    append(AppendTurnRequest("c", "assistant", "The lake, with my sister.", 1))
+    assert context_match(world, "Where did you go on Friday?\nThe lake, with my sister.") == ("c_turn_1", 1.0)
+    assert context_match(world, "Where did you go on Friday?") == ("c_turn_0", 1.0)  # nothing before: itself
+    assert world.vectors.count(CONTEXT_COLLECTION) == 2 and world.vectors.count("history") == 2
+
+
+def test_the_next_turn_is_read_again_when_the_one_before_arrives_or_changes(world) -> None:
+    append = append_uc(world)
+    append(AppendTurnRequest("c", "assistant", "The lake.", 1))
+    assert context_match(world, "The lake.") == ("c_turn_1", 1.0)
+    append(AppendTurnRequest("c", "user", "Where did you go?", 0))
+    assert context_match(world, "Where did you go?\nThe lake.") == ("c_turn_1", 1.0)
+    append(AppendTurnRequest("c", "user", "Where did you swim?", 0))
+    assert context_match(world, "Where did you swim?\nThe lake.") == ("c_turn_1", 1.0)
+    assert sorted(world.vectors.all_vectors(CONTEXT_COLLECTION).values()) == ["c_turn_0", "c_turn_1"]
+    assert RepairStores(world.store, world.vectors)().stale_vectors_removed == 0
+
+
+def test_a_failed_append_leaves_no_vectors_in_either_collection(world, monkeypatch) -> None:
+    append = append_uc(world)
+    append(AppendTurnRequest("c", "user", "first", 0))
+
+    def broken(*_args, **_kwargs):
+        raise StorageError("Failed to store: disk full")
+
+    monkeypatch.setattr(world.store, "put_turn", broken)
+    with pytest.raises(StorageError):
+        append(AppendTurnRequest("c", "assistant", "second", 1))
+    assert set(world.vectors.all_vectors("history").values()) == {"c_turn_0"}
+    assert set(world.vectors.all_vectors(CONTEXT_COLLECTION).values()) == {"c_turn_0"}
+
+
+def test_repair_sweeps_contextual_vectors_of_turns_that_changed_or_vanished(world) -> None:
+    append = append_uc(world)
+    append(AppendTurnRequest("c", "user", "version one", 0))
+    before = dict(world.vectors.all_vectors(CONTEXT_COLLECTION))
+    append(AppendTurnRequest("c", "user", "version two", 0))
+    for vid, owner in before.items():  # a crash before the stale vectors went
+        world.vectors.upsert(CONTEXT_COLLECTION, [VectorRecord(vid, owner, [1.0] + [0.0] * 63)])
+    world.vectors.upsert(CONTEXT_COLLECTION, [VectorRecord("gone_turn_0::abc::0", "gone_turn_0", [1.0] + [0.0] * 63)])
+    report = RepairStores(world.store, world.vectors)()
+    assert report.stale_vectors_removed == len(before) and report.orphan_vectors_removed == 1
+    assert set(world.vectors.all_vectors(CONTEXT_COLLECTION).values()) == {"c_turn_0"}
+
+
+def test_a_reply_is_found_through_the_turn_it_answers(world) -> None:
+    from domain.usecases.search import HybridSearch, SearchRequest
+    from tests.conftest import searcher
+
+    append = append_uc(world)
+    for i, (role, text) in enumerate([("user", "Did you adopt the puppy from the shelter?"),
+                                      ("assistant", "Yes, last Friday!"),
+                                      ("user", "The weather was grey all week."),
+                                      ("assistant", "I painted the kitchen yellow.")]):
+        append(AppendTurnRequest("c", role, text, i))
+    search = HybridSearch(searcher(world), world.store)
+    hits = search(SearchRequest("When was the puppy adopted from the shelter?", 4, include_history=True)).hits
+    reply = next(h for h in hits if h.id == "c_turn_1")
+    assert reply.fields["signals"].get("contextual") in (1, 2), reply.fields["signals"]
+    assert "semantic" not in reply.fields["signals"] or reply.fields["signals"]["semantic"] > 1
+    spec = search(SearchRequest("When was the puppy adopted from the shelter?", 4, include_history=True,
+                                profile="default")).hits
+    assert all("contextual" not in h.fields["signals"] for h in spec)  # spec 004's profiles: three signals
