@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from domain.errors import StorageError
+from domain.ids import record_of
 from domain.model import EmbeddingProfile, Vector, VectorMatch, VectorRecord
 from domain.ports import Filter, VectorIndex
 
@@ -44,11 +45,10 @@ class ChromaVectorIndex(VectorIndex):
         col = self._collection(collection)
         answer = self._call(lambda: col.query(
             query_embeddings=[vector], n_results=limit, where=_where(where) or None,
-            include=["distances", "metadatas"],
+            include=["distances"],  # the ids name their records: no metadata to read (a third of a query)
         ), "search vectors")
-        ids, distances, metas = answer["ids"][0], answer["distances"][0], answer["metadatas"][0]
-        return [VectorMatch(id=i, record_id=str(m["record_id"]), score=1.0 - float(d))
-                for i, d, m in zip(ids, distances, metas, strict=True)]
+        return [VectorMatch(id=i, record_id=record_of(i), score=1.0 - float(d))
+                for i, d in zip(answer["ids"][0], answer["distances"][0], strict=True)]
 
     def delete_records(self, collection: str, record_ids: Sequence[str]) -> None:
         if record_ids:

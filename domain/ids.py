@@ -23,6 +23,11 @@ def piece_id(record_id: str, content_hash: str, index: int) -> str:
     return f"{record_id}::{content_hash[:12]}::{index}"
 
 
+def record_of(vector_id: str) -> str:
+    """The record a vector id (``piece_id``) belongs to."""
+    return vector_id.rsplit("::", 2)[0]
+
+
 ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
 
 

@@ -91,12 +91,20 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class VectorRecord:
-    """One vector to index: a record may own several (one per piece of its text)."""
+    """One vector to index: a record may own several (one per piece of its text).
+
+    Its id names its record first (``<record>::<version>::<piece>``, domain.ids.piece_id), so an
+    index may answer a query with the ids alone.
+    """
 
     id: str
     record_id: str
     vector: Vector
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.id.startswith(f"{self.record_id}::"):
+            raise ValueError(f"vector id {self.id!r} does not name its record {self.record_id!r}")
 
 
 @dataclass(frozen=True, slots=True)

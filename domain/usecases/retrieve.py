@@ -12,11 +12,13 @@ from domain.fusion import weighted_rrf
 from domain.retrieval import SIGNALS, RetrievalConfig, Weights
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
-from domain.usecases.ranking import Ranker
+from domain.usecases.ranking import Ranker, Seen
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
 
+
+VECTOR_SIGNALS = frozenset({"semantic", "contextual"})
 
 # BM25 gives a word held by more than half the records (nearly) no weight: a record matching only
 # such words scores ~1e-6. Ranked beside vector matches, it would still take a rank (and RRF
@@ -50,8 +52,10 @@ class Retriever:
             weights.pop("lexical", None)
         if HISTORY not in wheres:
             weights.pop("contextual", None)
-        vector = self.embedder.embed_query(query) if {"semantic", "contextual"} & set(weights) else None
+        vectors = VECTOR_SIGNALS & set(weights)
+        vector = self.embedder.embed_query(query) if vectors else None
         context = context or RequestContext()
+        seen: dict[str, Seen] = {}
         fused: list[Hit] = []
         for fetch in fetch_rounds(limit):
             more = False
@@ -60,8 +64,9 @@ class Retriever:
                 depth = max(fetch, self.config.top_k(signal))
                 found: list[Hit] = []
                 for collection, where in wheres.items():
-                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
-                    if signal == "lexical" and {"semantic", "contextual"} & set(weights):  # no evidence, beside vectors
+                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen,
+                                           seen.setdefault(collection, {}))
+                    if signal == "lexical" and vectors:  # no evidence, beside vectors
                         got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     found += [tagged(h, collection) for h in got]
                     more = more or full
@@ -75,16 +80,15 @@ class Retriever:
 
 
     def _rank(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
-              where: Filter, context: RequestContext, profile: Weights) -> tuple[list[Hit], bool]:
-        if signal == "semantic":
-            return self.ranker.rank(collection, vector or [], depth, where, context)
-        if signal == "contextual":
-            if collection != HISTORY:
-                return [], False
-            return self.ranker.rank(collection, vector or [], depth, where, context, index=CONTEXT_COLLECTION)
+              where: Filter, context: RequestContext, profile: Weights, seen: Seen) -> tuple[list[Hit], bool]:
         if signal == "lexical":
-            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context)
-        return self.ranker.rank_exact(collection, terms.exact, depth, where, context)
+            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context, seen)
+        if signal == "exact":
+            return self.ranker.rank_exact(collection, terms.exact, depth, where, context, seen)
+        if signal == "contextual" and collection != HISTORY:
+            return [], False
+        index = CONTEXT_COLLECTION if signal == "contextual" else None
+        return self.ranker.rank(collection, vector or [], depth, where, context, index, seen)
 
 
 def tagged(hit: Hit, collection: str) -> Hit:

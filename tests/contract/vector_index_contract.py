@@ -49,6 +49,13 @@ class VectorIndexContract:
         assert matches[0].record_id == "a"
         assert all(x.score >= y.score for x, y in zip(matches, matches[1:]))
 
+    def test_a_match_names_its_record_even_one_with_separators_in_its_id(self, index: VectorIndex) -> None:
+        index.upsert("chunk", [record("art_1::part::7::0123456789ab::2", "art_1::part::7", unit(1, 0, 0, 0))])
+        assert [(m.id, m.record_id) for m in index.query("chunk", unit(1, 0, 0, 0), 1)] == [
+            ("art_1::part::7::0123456789ab::2", "art_1::part::7")]
+        with pytest.raises(ValueError, match="does not name its record"):
+            record("other::1::0", "art_1", unit(1, 0, 0, 0))
+
     def test_limit(self, filled: VectorIndex) -> None:
         assert len(filled.query("memory", unit(1, 0, 0, 0), 2)) == 2
 

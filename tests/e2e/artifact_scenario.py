@@ -22,7 +22,7 @@ ARTIFACT_TOOLS = {"artifact_ingest", "artifact_search", "artifact_get", "artifac
 ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
 UTC_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
 BOUNDARY = "[CHUNK BOUNDARY]"
-DEFAULT_WEIGHTS = {"lexical": 0.55, "semantic": 0.3, "exact": 0.1}  # the server's default profile, "recall"
+DEFAULT_WEIGHTS = {"lexical": 0.55, "semantic": 0.3, "contextual": 0.1, "exact": 0.1}  # the default profile, "recall"
 DEFAULT_K = 10
 
 
