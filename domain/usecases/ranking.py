@@ -19,7 +19,6 @@ from domain.usecases.memories import memory_hit as plain_memory_hit
 
 SNIPPET = 300
 Record = tuple[str | None, Callable[[float], Hit]]  # a record's current version, and how to make its hit
-Seen = dict[str, Record | None]  # the records one search has read (None: it does not exist)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,54 +32,41 @@ class Ranker:
     policies: Sequence[PrivacyPolicy]
 
     def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
-             index: str | None = None, seen: Seen | None = None) -> tuple[list[Hit], bool]:
-        """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records).
-
-        ``seen`` keeps the records one search has read, for its other signals (they mostly find the same).
-        """
+             index: str | None = None) -> tuple[list[Hit], bool]:
+        """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records)."""
         raw = self.vectors.query(index or collection, vector, fetch, where or None)
-        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw, seen)]
+        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw)]
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 
     def rank_words(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext, context_weight: float = 0.35, seen: Seen | None = None
-                   ) -> tuple[list[Hit], bool]:
+                   context: RequestContext, context_weight: float = 0.35) -> tuple[list[Hit], bool]:
         """By BM25 over the words (the lexical index holds only current records)."""
         raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
-        return apply_policies(self.policies, self.hits(collection, raw, seen), context), len(raw) >= fetch
+        return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
 
     def rank_exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext, seen: Seen | None = None) -> tuple[list[Hit], bool]:
+                   context: RequestContext) -> tuple[list[Hit], bool]:
         """By verbatim occurrences of code-like tokens."""
         raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
-        return apply_policies(self.policies, self.hits(collection, raw, seen), context), len(raw) >= fetch
+        return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
 
-    def hits(self, collection: str, found: Sequence[LexicalMatch], seen: Seen | None = None) -> list[Hit]:
+    def hits(self, collection: str, found: Sequence[LexicalMatch]) -> list[Hit]:
         """Hits for lexical matches, in their order; a record deleted meanwhile is left out."""
-        records = self._records(collection, [m.record_id for m in found], seen)
+        records = self._records(collection, [m.record_id for m in found])
         return [records[m.record_id][1](m.score) for m in found if m.record_id in records]
 
-    def _hydrate(self, collection: str, raw: list[VectorMatch], seen: Seen | None = None) -> list[Hit]:
+    def _hydrate(self, collection: str, raw: list[VectorMatch]) -> list[Hit]:
         """Drop vectors of versions that are not (or no longer) current, then keep each record's best.
 
         Stale vectors go first: during a replacement a chunk shared by both versions has the same id
         in each, and only the committed version's vector may speak for it.
         """
-        records = self._records(collection, sorted({m.record_id for m in raw}), seen)
+        records = self._records(collection, sorted({m.record_id for m in raw}))
         current = [m for m in raw if m.record_id in records and records[m.record_id][0] in (None, _version(m))]
         return [records[m.record_id][1](m.score) for m in best_per_record(current)]
 
-    def _records(self, collection: str, ids: Sequence[str], seen: Seen | None = None) -> dict[str, Record]:
+    def _records(self, collection: str, ids: Sequence[str]) -> dict[str, Record]:
         """For each record that exists: its current version (None: not versioned) and how to make its hit."""
-        if seen is None:
-            return self._read(collection, ids)
-        missing = [i for i in ids if i not in seen]
-        if missing:
-            found = self._read(collection, missing)
-            seen.update({i: found.get(i) for i in missing})
-        return {i: record for i in ids if (record := seen[i]) is not None}
-
-    def _read(self, collection: str, ids: Sequence[str]) -> dict[str, Record]:
         if collection == "memory":
             return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items()}
         if collection == "history":

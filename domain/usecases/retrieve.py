@@ -12,7 +12,7 @@ from domain.fusion import weighted_rrf
 from domain.retrieval import SIGNALS, RetrievalConfig, Weights
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
-from domain.usecases.ranking import Ranker, Seen
+from domain.usecases.ranking import Ranker
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
@@ -55,7 +55,6 @@ class Retriever:
         vectors = VECTOR_SIGNALS & set(weights)
         vector = self.embedder.embed_query(query) if vectors else None
         context = context or RequestContext()
-        seen: dict[str, Seen] = {}
         fused: list[Hit] = []
         for fetch in fetch_rounds(limit):
             more = False
@@ -64,8 +63,7 @@ class Retriever:
                 depth = max(fetch, self.config.top_k(signal))
                 found: list[Hit] = []
                 for collection, where in wheres.items():
-                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen,
-                                           seen.setdefault(collection, {}))
+                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
                     if signal == "lexical" and vectors:  # no evidence, beside vectors
                         got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     found += [tagged(h, collection) for h in got]
@@ -80,15 +78,15 @@ class Retriever:
 
 
     def _rank(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
-              where: Filter, context: RequestContext, profile: Weights, seen: Seen) -> tuple[list[Hit], bool]:
+              where: Filter, context: RequestContext, profile: Weights) -> tuple[list[Hit], bool]:
         if signal == "lexical":
-            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context, seen)
+            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context)
         if signal == "exact":
-            return self.ranker.rank_exact(collection, terms.exact, depth, where, context, seen)
+            return self.ranker.rank_exact(collection, terms.exact, depth, where, context)
         if signal == "contextual" and collection != HISTORY:
             return [], False
         index = CONTEXT_COLLECTION if signal == "contextual" else None
-        return self.ranker.rank(collection, vector or [], depth, where, context, index, seen)
+        return self.ranker.rank(collection, vector or [], depth, where, context, index)
 
 
 def tagged(hit: Hit, collection: str) -> Hit:
