@@ -28,6 +28,11 @@ def record_of(vector_id: str) -> str:
     return vector_id.rsplit("::", 2)[0]
 
 
+def version_of(vector_id: str) -> str:
+    """The content version a vector (``piece_id``) was embedded from."""
+    return vector_id.rsplit("::", 2)[1]
+
+
 ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
 
 

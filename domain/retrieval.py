@@ -9,6 +9,7 @@ from domain.validation import require_choice
 
 MODES = ("hybrid", "vector", "lexical")
 SIGNALS = ("semantic", "contextual", "lexical", "exact")
+VECTOR_SIGNALS = frozenset({"semantic", "contextual"})  # the signals that need the query's embedding
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,7 +69,7 @@ class AppendTurn:
             token_count=self.tokenizer.count(content), content_hash=digest,
             profile=self.embedder.profile,
         )
-        meta = {"conversation_id": conversation_id, "role": role, "turn_index": index, "ts_epoch": epoch(turn.ts)}
+        meta = turn_metadata(turn)
         pieces = self.split(content)
         before = self.store.get_turn(conversation_id, index - 1) if index > 0 else None
         in_context = self.split(read_after(before, content)) if before else []
@@ -107,15 +107,19 @@ class AppendTurn:
         """
         if after is None:
             return
-        meta = {"conversation_id": after.conversation_id, "role": after.role, "turn_index": after.turn_index,
-                "ts_epoch": epoch(after.ts)}
         try:
             records = embed_pieces(self.embedder, after.id, after.content_hash,
-                                   self.split(read_after(turn, after.content)), meta)
+                                   self.split(read_after(turn, after.content)), turn_metadata(after))
             self.vectors.upsert(CONTEXT_COLLECTION, records)
         except MemtroveError:
             return
         self._drop_stale(CONTEXT_COLLECTION, after.id, {record.id for record in records})
+
+
+def turn_metadata(turn: Turn) -> dict[str, object]:
+    """What a turn's vectors carry for filtering (both collections)."""
+    return {"conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
+            "ts_epoch": epoch(turn.ts)}
 
 
 def read_after(before: Turn, content: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain.errors import ConfigurationError
+from domain.ids import version_of
 from domain.model import EmbeddingProfile
 from domain.ports import ArtifactStore, MetadataStore, ReembedLedger, VectorIndex
 from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
@@ -80,7 +81,7 @@ class RepairStores:
                 if digest is None:
                     orphans += 1
                     doomed.append(vid)
-                elif vid.rsplit("::", 2)[-2] != digest[:12]:
+                elif version_of(vid) != digest[:12]:
                     stale += 1
                     doomed.append(vid)
             self.vectors.delete_vectors(collection, doomed)
@@ -101,7 +102,7 @@ class RepairStores:
             doomed = []
             for vid, owner in self.vectors.all_vectors(collection).items():
                 version = current.get(owner.split("::", 1)[0])
-                if version is None or vid.rsplit("::", 2)[-2] != version:
+                if version is None or version_of(vid) != version:
                     doomed.append(vid)
                     orphans += version is None
                     stale += version is not None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.fusion import best_per_record
-from domain.ids import artifact_of
+from domain.ids import artifact_of, version_of
 from domain.model import (
     Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, RequestContext, Vector, VectorMatch,
 )
@@ -62,7 +62,7 @@ class Ranker:
         in each, and only the committed version's vector may speak for it.
         """
         records = self._records(collection, sorted({m.record_id for m in raw}))
-        current = [m for m in raw if m.record_id in records and records[m.record_id][0] in (None, _version(m))]
+        current = [m for m in raw if m.record_id in records and records[m.record_id][0] in (None, version_of(m.id))]
         return [records[m.record_id][1](m.score) for m in best_per_record(current)]
 
     def _records(self, collection: str, ids: Sequence[str]) -> dict[str, Record]:
@@ -76,11 +76,6 @@ class Ranker:
             return {i: (a.version, partial(artifact_hit, a)) for i, a in owners.items()}
         return {i: (owner.version, partial(chunk_hit, owner, c)) for i, c in self.artifacts.get_chunks(ids).items()
                 if (owner := owners.get(artifact_of(i))) is not None}
-
-
-def _version(match: VectorMatch) -> str:
-    """The content version a vector was embedded from: ``<record>::<version>::<piece>``."""
-    return match.id.rsplit("::", 2)[-2]
 
 
 def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:

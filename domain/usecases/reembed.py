@@ -11,7 +11,7 @@ from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
 from domain.usecases.artifacts import CHUNKS, WHOLE, check_artifact_id, embedded_text
 from domain.usecases.common import Clock, audit, piece_records, utc_now
-from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after
+from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
 from domain.validation import epoch
 
 
@@ -104,8 +104,7 @@ class Reembed:
         turns = self.store.get_turns([t for t, h in hashes.items() if done.get(f"turn:{t}") != h[:12]])
         skipped += len(hashes) - len(turns)
         for t in turns.values():
-            meta = {"conversation_id": t.conversation_id, "role": t.role, "turn_index": t.turn_index,
-                    "ts_epoch": epoch(t.ts), "version": t.content_hash[:12]}
+            meta = turn_metadata(t)  # piece_records adds the version
             before = self.store.get_turn(t.conversation_id, t.turn_index - 1) if t.turn_index > 0 else None
             plain = self._records([(t.id, t.content, -1)], t.content_hash, meta)
             contextual = self._records([(t.id, read_after(before, t.content), -1)], t.content_hash, meta) \

@@ -9,7 +9,7 @@ from domain.lexical import LexicalQuery, analyse
 from domain.model import Hit, RequestContext, Vector
 from domain.ports import Embedder, Filter
 from domain.fusion import weighted_rrf
-from domain.retrieval import SIGNALS, RetrievalConfig, Weights
+from domain.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
 from domain.usecases.ranking import Ranker
@@ -17,8 +17,6 @@ from domain.usecases.ranking import Ranker
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
 
-
-VECTOR_SIGNALS = frozenset({"semantic", "contextual"})
 
 # BM25 gives a word held by more than half the records (nearly) no weight: a record matching only
 # such words scores ~1e-6. Ranked beside vector matches, it would still take a rank (and RRF
