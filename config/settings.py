@@ -34,6 +34,12 @@ class Settings(BaseSettings):
     memtrove_log_format: Literal["text", "json"] = "text"
     memtrove_warmup: bool = True
     memtrove_crash_at: str | None = None
+    # One server per data dir (stdio `serve` bridges to it over a local socket); false: in-process.
+    memtrove_shared: bool = True
+    memtrove_idle_timeout: float = Field(600.0, ge=0, le=86_400)  # owner exits after this long with no client
+    # A tool call returns within this many seconds; longer work (large ingests) goes on in the background.
+    memtrove_call_budget: float = Field(20.0, gt=0, le=3_600)
+    memtrove_outbox_batch: int = Field(256, ge=1, le=10_000)  # vectors moved to the index per worker round
 
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
