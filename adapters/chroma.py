@@ -87,6 +87,17 @@ class ChromaVectorIndex(VectorIndex):
                 return owners
             offset += _PAGE
 
+    def vector_ids(self, collection: str, where: Filter) -> list[str]:
+        col = self._collection(collection)
+        got = self._call(lambda: col.get(where=_where(where), include=[]), "read vectors")
+        return list(got["ids"])
+
+    def drop(self, collection: str) -> None:
+        client = self._connect()
+        with self._lock:
+            self._call(lambda: _drop(client, self.collection_name(collection)), "drop a collection")
+            self._collections.pop(collection, None)
+
     def count(self, collection: str) -> int:
         col = self._collection(collection)
         return int(self._call(col.count, "count vectors"))
@@ -177,6 +188,11 @@ class ChromaVectorIndex(VectorIndex):
         except StorageError:
             raise
         except Exception as exc:
+            if "does not exist" in str(exc):
+                # Another process rebuilt (dropped and re-created) the collection: the next call
+                # opens it afresh instead of failing on the old handle for ever.
+                with self._lock:
+                    self._collections.clear()
             where = f"{self._host}:{self._port}" if self._host else self._path
             raise StorageError(f"Failed to {what} in ChromaDB ({where}): {exc}") from exc
 

@@ -8,6 +8,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from collections.abc import Mapping
+
+from adapters.memory_outbox import InMemoryVectorOutbox
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn, Vector, VectorMatch, VectorRecord
 from domain.ports import AuditLog, Embedder, Filter, MetadataStore, Tokenizer, VectorIndex
 
@@ -103,6 +106,13 @@ class InMemoryVectorIndex(VectorIndex):
     def all_vectors(self, collection: str) -> dict[str, str]:
         return {vid: r.record_id for vid, r in self._data.get(collection, {}).items()}
 
+    def vector_ids(self, collection: str, where: Filter) -> list[str]:
+        return [vid for vid, r in self._data.get(collection, {}).items()
+                if _matches({**r.metadata, "record_id": r.record_id}, where)]
+
+    def drop(self, collection: str) -> None:
+        self._data.pop(collection, None)
+
     def count(self, collection: str) -> int:
         return len(self._data.get(collection, {}))
 
@@ -110,10 +120,11 @@ class InMemoryVectorIndex(VectorIndex):
         self._data[collection] = dict(self._data.get(collection, {}))  # brute force has no index to repair
 
 
-class InMemoryMetadataStore(MetadataStore, AuditLog):
-    """Dicts standing in for the SQL tables; writes and their audit entries land together."""
+class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
+    """Dicts standing in for the SQL tables; writes, their vectors and their audit entries land together."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.memories: dict[str, Memory] = {}
         self.turns: dict[tuple[str, int], Turn] = {}
         self.audit: list[AuditEntry] = []
@@ -125,8 +136,10 @@ class InMemoryMetadataStore(MetadataStore, AuditLog):
     def record_profile(self, profile: EmbeddingProfile) -> None:
         self.profile = profile
 
-    def add_memory(self, memory: Memory, entry: AuditEntry) -> None:
+    def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
         self.memories[memory.id] = memory
+        self._put("memory", memory.id, vectors)
+        self._queue(["memory"], memory.id)
         self.audit.append(entry)
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
@@ -139,15 +152,25 @@ class InMemoryMetadataStore(MetadataStore, AuditLog):
     def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
         if self.memories.pop(memory_id, None) is None:
             return False
+        self._drop(["memory"], memory_id)
+        self._queue(["memory"], memory_id)
         self.audit.append(entry)
         return True
 
     def memory_ids(self) -> set[str]:
         return set(self.memories)
 
-    def put_turn(self, turn: Turn, entry: AuditEntry) -> None:
+    def put_turn(self, turn: Turn, entry: AuditEntry,
+                 vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
         self.turns[(turn.conversation_id, turn.turn_index)] = turn
+        for collection, records in (vectors or {}).items():
+            self.replace_vectors(collection, turn.id, records)
         self.audit.append(entry)
+
+    def replace_vectors(self, collection: str, owner: str, records: Sequence[VectorRecord]) -> None:
+        self._drop([collection], owner)
+        self._put(collection, owner, records)
+        self._queue([collection], owner)
 
     def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
         return self.turns.get((conversation_id, turn_index))

@@ -9,7 +9,10 @@ from adapters.memory import InMemoryMetadataStore
 from adapters.lexical_context import turn_contexts
 from adapters.memory_lexical import bm25, bm25_with_context, filtered, substrings
 from domain.errors import StorageError
-from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, LexicalMatch
+from dataclasses import replace
+
+from domain.ids import record_of
+from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, IngestJob, LexicalMatch, VectorRecord
 from domain.ports import ArtifactStore, Filter, LexicalIndex, ReembedLedger
 from domain.validation import epoch
 
@@ -20,10 +23,50 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
     def __init__(self) -> None:
         super().__init__()
         self.versions: dict[tuple[str, str], tuple[str, Artifact, list[ArtifactChunk]]] = {}
+        self.jobs: dict[str, IngestJob] = {}
 
-    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
+    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry,
+                       job: IngestJob) -> None:
         self.versions[(artifact.id, artifact.version)] = ("pending", artifact, list(chunks))
+        self.jobs[artifact.id] = job
         self.audit.append(entry)
+
+    def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
+        held = self.jobs.get(job.artifact_id)
+        if held is None or (held.version, held.status, held.lease_owner) != (job.version, "indexing", job.lease_owner):
+            return False
+        self.jobs[job.artifact_id] = replace(held, done=job.done, lease_until=job.lease_until)
+        self._put(collection, job.artifact_id, records, pending=True)
+        return True
+
+    def pending_artifact(self, artifact_id: str, version: str) -> tuple[Artifact, list[ArtifactChunk]] | None:
+        found = self.versions.get((artifact_id, version))
+        return (found[1], list(found[2])) if found is not None and found[0] == "pending" else None
+
+    def embedded_records(self, artifact_id: str, version: str) -> set[str]:
+        return {record_of(vid) for c in ("artifact", "chunk")
+                for vid, (r, pending) in self.stored.get((c, artifact_id), {}).items()
+                if pending and r.metadata.get("version") == version}
+
+    def ingest_job(self, artifact_id: str) -> IngestJob | None:
+        return self.jobs.get(artifact_id)
+
+    def claim_job(self, artifact_id: str, version: str, worker: str, lease_until: float,
+                  now: float) -> IngestJob | None:
+        job = self.jobs.get(artifact_id)
+        if job is None or job.version != version or job.status != "indexing":
+            return None
+        if not (job.lease_until < now or job.lease_owner == worker):
+            return None
+        self.jobs[artifact_id] = replace(job, lease_owner=worker, lease_until=lease_until)
+        return self.jobs[artifact_id]
+
+    def open_jobs(self) -> list[IngestJob]:
+        return sorted((j for j in self.jobs.values() if j.status == "indexing"), key=lambda j: j.artifact_id)
+
+    def fail_job(self, artifact_id: str, version: str, error: str) -> None:
+        self.discard_pending(artifact_id, version)
+        self.jobs[artifact_id] = IngestJob(artifact_id, version, "failed", 0, 0, error)
 
     def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
         found = self.versions.get((artifact_id, version))
@@ -32,13 +75,23 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         old = self.committed_versions().get(artifact_id)
         if old is not None and old != version:
             del self.versions[(artifact_id, old)]
+            self._drop(("artifact", "chunk"), artifact_id, old)
         self.versions[(artifact_id, version)] = ("committed", found[1], found[2])
+        for c in ("artifact", "chunk"):
+            for vid, (r, _) in list(self.stored.get((c, artifact_id), {}).items()):
+                self.stored[(c, artifact_id)][vid] = (r, False)
+        if self.jobs.get(artifact_id) is not None and self.jobs[artifact_id].version == version:
+            del self.jobs[artifact_id]
+        self._queue(("artifact", "chunk"), artifact_id)
         self.audit.append(entry)
         return old
 
     def discard_pending(self, artifact_id: str, version: str) -> None:
         if self.versions.get((artifact_id, version), ("",))[0] == "pending":
             del self.versions[(artifact_id, version)]
+            self._drop(("artifact", "chunk"), artifact_id, version)
+        if self.jobs.get(artifact_id) is not None and self.jobs[artifact_id].version == version:
+            del self.jobs[artifact_id]
 
     def pending_version(self, artifact_id: str) -> str | None:
         return next((v for (a, v), (s, _, _) in self.versions.items() if a == artifact_id and s == "pending"), None)
@@ -72,11 +125,14 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
 
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
         version = self.committed_versions().get(artifact_id)
-        if version is None:
+        job = self.jobs.pop(artifact_id, None)
+        if version is None and job is None:
             return None
-        count = len(self.versions[(artifact_id, version)][2])
+        count = len(self.versions[(artifact_id, version)][2]) if version is not None else 0
         for key in [k for k in self.versions if k[0] == artifact_id]:
             del self.versions[key]
+        self._drop(("artifact", "chunk"), artifact_id)
+        self._queue(("artifact", "chunk"), artifact_id)
         self.audit.append(entry)
         return count
 

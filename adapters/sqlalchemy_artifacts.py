@@ -12,10 +12,12 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from adapters.fts import Doc
+from adapters.sqlalchemy_jobs import SqlIngestJobs
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
+from adapters.sqlalchemy_vectors import ARTIFACT_COLLECTIONS, drop_vectors, jobs, queue, vectors
 from domain.chunk_checks import situating_text
 from domain.errors import StorageError
-from domain.model import Artifact, ArtifactChunk, AuditEntry
+from domain.model import Artifact, ArtifactChunk, AuditEntry, IngestJob
 from domain.ports import ArtifactStore
 from domain.validation import epoch
 
@@ -30,7 +32,7 @@ artifacts = Table(
     "artifacts", metadata,
     Column("artifact_id", String(40), primary_key=True),
     Column("version", String(12), primary_key=True),
-    Column("status", String(10), nullable=False, index=True),
+    Column("status", String(10), nullable=False),
     Column("artifact_type", String(16), nullable=False),
     Column("source_system", String(100), nullable=False),
     Column("source_id", String(500)),
@@ -52,6 +54,9 @@ artifacts = Table(
     Column("chunker_version", String(32), nullable=False),
     Column("content", Text),
     *_profile_columns(),
+    # Lookups name the artifact and the status: an index on the status alone made SQLite walk
+    # every committed artifact for a handful of ids.
+    Index("ix_artifacts_status_id", "status", "artifact_id"),
 )
 
 chunks = Table(
@@ -74,12 +79,17 @@ _committed_chunks = chunks.join(artifacts, and_(
     artifacts.c.status == COMMITTED))
 
 
-class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
+class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     """The metadata store plus artifacts: one engine, one transaction per change."""
 
-    def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
+    def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry,
+                       job: IngestJob) -> None:
         with self._write() as conn:
             self._drop(conn, artifact.id, artifact.version, PENDING)
+            conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact.id))
+            conn.execute(insert(jobs).values(
+                artifact_id=artifact.id, version=artifact.version, status=job.status, done=job.done,
+                total=job.total, error=None, lease_owner=job.lease_owner, lease_until=job.lease_until))
             conn.execute(insert(artifacts).values(**_row(artifact), status=PENDING))
             for start in range(0, len(parts), 2_000):
                 conn.execute(insert(chunks), [_chunk_row(c, artifact.version) for c in parts[start:start + 2_000]])
@@ -103,12 +113,36 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
                 artifacts.c.status == PENDING).values(status=COMMITTED)).rowcount
             if not done:
                 raise StorageError(f"Failed to store artifact: no pending version {version} of {artifact_id}")
+            conn.execute(update(vectors).where(
+                vectors.c.collection.in_(ARTIFACT_COLLECTIONS), vectors.c.owner == artifact_id,
+                vectors.c.version == version).values(pending=False))
+            conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact_id, jobs.c.version == version))
+            queue(conn, ARTIFACT_COLLECTIONS, artifact_id)
             self._append(conn, entry)
         return old
 
     def discard_pending(self, artifact_id: str, version: str) -> None:
         with self._write() as conn:
             self._drop(conn, artifact_id, version, PENDING)
+            conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact_id, jobs.c.version == version))
+
+    def pending_artifact(self, artifact_id: str, version: str) -> tuple[Artifact, list[ArtifactChunk]] | None:
+        with self._read() as conn:
+            row = conn.execute(select(artifacts).where(
+                artifacts.c.artifact_id == artifact_id, artifacts.c.version == version,
+                artifacts.c.status == PENDING)).mappings().first()
+            if row is None:
+                return None
+            parts = conn.execute(select(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version)
+                                 .order_by(chunks.c.chunk_index)).mappings().all()
+        return _artifact(row), [_chunk(part) for part in parts]
+
+    def fail_job(self, artifact_id: str, version: str, error: str) -> None:
+        with self._write() as conn:
+            self._drop(conn, artifact_id, version, PENDING)
+            conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact_id))
+            conn.execute(insert(jobs).values(artifact_id=artifact_id, version=version, status="failed", done=0,
+                                             total=0, error=error, lease_owner=None, lease_until=0.0))
 
     def pending_version(self, artifact_id: str) -> str | None:
         with self._read() as conn:
@@ -159,16 +193,20 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
             return [_chunk(row) for row in conn.execute(query).mappings()]
 
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
+        """Every version, committed or pending, and any ingest job: an ingest under way stops."""
         with self._write() as conn:
             row = conn.execute(select(artifacts.c.version, artifacts.c.num_chunks).where(
                 artifacts.c.artifact_id == artifact_id, artifacts.c.status == COMMITTED)).first()
-            if row is None:
+            job = conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact_id)).rowcount
+            if row is None and not job:
                 return None
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id))
             conn.execute(delete(artifacts).where(artifacts.c.artifact_id == artifact_id))
             self._lexical.unindex_version(conn, artifact_id, None)
+            drop_vectors(conn, ARTIFACT_COLLECTIONS, artifact_id)
+            queue(conn, ARTIFACT_COLLECTIONS, artifact_id)
             self._append(conn, entry)
-        return int(row.num_chunks)
+        return int(row.num_chunks) if row is not None else 0
 
     def _drop(self, conn: Connection, artifact_id: str, version: str, status: str) -> None:
         gone = conn.execute(delete(artifacts).where(
@@ -177,12 +215,15 @@ class SqlArtifactStore(SqlMetadataStore, ArtifactStore):
         if gone:
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version))
             self._lexical.unindex_version(conn, artifact_id, version)
+            drop_vectors(conn, ARTIFACT_COLLECTIONS, artifact_id, version)
 
     def _migrate(self, conn: Connection) -> None:
         """Columns added since a store was created: artifact_chunks.meta (chunker metadata)."""
         super()._migrate(conn)
         if "meta" not in {c["name"] for c in inspect(conn).get_columns("artifact_chunks")}:
             conn.execute(text("ALTER TABLE artifact_chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'"))
+        conn.execute(text("DROP INDEX IF EXISTS ix_artifacts_status"))
+        conn.execute(text("CREATE INDEX IF NOT EXISTS ix_artifacts_status_id ON artifacts (status, artifact_id)"))
 
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
         yield from super()._lexical_rows(conn)

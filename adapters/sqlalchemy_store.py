@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -17,8 +18,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from adapters.fts import Doc, backend_for
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
+from adapters.sqlalchemy_vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
-from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn
+from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
 from domain.validation import epoch
 
@@ -75,8 +77,15 @@ audit = Table(
 
 
 def make_engine(url: str) -> Engine:
-    """An engine with SQLite tuned for a single local writer (WAL, real foreign keys)."""
-    engine = create_engine(url, future=True, pool_pre_ping=not url.startswith("sqlite"))
+    """An engine with SQLite tuned for a single local writer (WAL, real foreign keys).
+
+    PostgreSQL gets a pool deep enough for concurrent clients: a per-key lock holds a connection
+    while its work (an embedding) runs, beside the connections of the writes themselves.
+    """
+    if url.startswith("sqlite"):
+        engine = create_engine(url, future=True)
+    else:
+        engine = create_engine(url, future=True, pool_pre_ping=True, pool_size=10, max_overflow=40)
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -89,15 +98,20 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
-    """Rows, their lexical index entries and their audit entries are written in one transaction."""
+class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
+    """Rows, their lexical index entries, their vectors, the outbox and the audit entries: one transaction."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._lexical = backend_for(engine.dialect.name)
-        self._guard(lambda: metadata.create_all(engine), "create tables")
-        self._guard(self._upgrade, "upgrade the tables")
-        self._guard(self._prepare_lexical, "prepare the lexical index")
+        # SQLite takes one writer at a time: this process's writers queue on a lock (at once, in
+        # order) rather than on SQLite's busy timeout (polling, "database is locked" past 5 s).
+        self._write_lock = threading.RLock() if engine.dialect.name == "sqlite" else None
+        self._init_outbox()
+        with self.schema_lock():
+            self._guard(lambda: metadata.create_all(engine), "create tables")
+            self._guard(self._upgrade, "upgrade the tables")
+            self._guard(self._prepare_lexical, "prepare the lexical index")
 
     def _upgrade(self) -> None:
         with self._engine.begin() as conn:
@@ -156,13 +170,15 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
             conn.execute(delete(store_meta).where(store_meta.c.key == "embedding_profile"))
             conn.execute(insert(store_meta).values(key="embedding_profile", value=value))
 
-    def add_memory(self, memory: Memory, entry: AuditEntry) -> None:
+    def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
         with self._write() as conn:
             conn.execute(insert(memories).values(
                 id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
                 ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
                 token_count=memory.token_count, **_profile_values(memory.profile)))
             self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
+            put_vectors(conn, "memory", memory.id, vectors)
+            queue(conn, ["memory"], memory.id)
             self._append(conn, entry)
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
@@ -184,6 +200,8 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
             gone = conn.execute(delete(memories).where(memories.c.id == memory_id)).rowcount
             if gone:
                 self._lexical.unindex_records(conn, "memory", [memory_id])
+                drop_vectors(conn, ["memory"], memory_id)
+                queue(conn, ["memory"], memory_id)
                 self._append(conn, entry)
         return bool(gone)
 
@@ -191,7 +209,8 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
         with self._read() as conn:
             return set(conn.execute(select(memories.c.id)).scalars())
 
-    def put_turn(self, turn: Turn, entry: AuditEntry) -> None:
+    def put_turn(self, turn: Turn, entry: AuditEntry,
+                 vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
         with self._write() as conn:
             old = conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
                                                    turns.c.turn_index == turn.turn_index).returning(turns.c.id))
@@ -201,14 +220,25 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
                 content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
                 content_hash=turn.content_hash, **_profile_values(turn.profile)))
             self._index_turns_around(conn, turn)
+            for collection, records in (vectors or {}).items():
+                drop_vectors(conn, [collection], turn.id)
+                put_vectors(conn, collection, turn.id, records)
+            queue(conn, sorted(vectors or {}), turn.id)
             self._append(conn, entry)
+
+    def replace_vectors(self, collection: str, owner: str, records: Sequence[VectorRecord]) -> None:
+        with self._write() as conn:
+            drop_vectors(conn, [collection], owner)
+            put_vectors(conn, collection, owner, records)
+            queue(conn, [collection], owner)
 
     def _index_turns_around(self, conn: Connection, turn: Turn) -> None:
         """(Re)index a turn and the neighbours whose context holds its words, in the caller's transaction."""
         reach = CONTEXT_TURNS
+        low, high = max(0, turn.turn_index - 2 * reach), min(2**31 - 1, turn.turn_index + 2 * reach)  # 32-bit column
         nearby = conn.execute(select(turns.c.id, turns.c.turn_index, turns.c.content).where(
             turns.c.conversation_id == turn.conversation_id,
-            turns.c.turn_index.between(turn.turn_index - 2 * reach, turn.turn_index + 2 * reach))).tuples().all()
+            turns.c.turn_index.between(low, high))).tuples().all()
         contexts = turn_contexts(nearby)
         window = [(tid, content) for tid, index, content in nearby if abs(index - turn.turn_index) <= reach]
         self._lexical.unindex_records(conn, "history", [tid for tid, _ in window if tid != turn.id])
@@ -255,6 +285,16 @@ class SqlMetadataStore(MetadataStore, AuditLog, LexicalIndex):
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
+        if self._write_lock is not None:
+            with self._write_lock:
+                with self._transaction() as conn:
+                    yield conn
+            return
+        with self._transaction() as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
         try:
             with self._engine.begin() as conn:
                 yield conn

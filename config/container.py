@@ -13,8 +13,10 @@ from domain.pieces import PieceSplitter
 from domain.validation import require_choice
 from domain.usecases.health import EmbeddingHealth
 from domain.usecases.history import AppendTurn, GetHistory
-from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact
-from domain.usecases.maintenance import CheckProfile, RepairStores
+from domain.usecases.artifacts import DeleteArtifact, GetArtifact
+from domain.usecases.ingest import IngestArtifact, ResumeIngests
+from domain.usecases.maintenance import CheckProfile
+from domain.usecases.vector_sync import RebuildVectors, SyncVectors
 from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory
 from domain.usecases.ranking import Ranker
 from domain.usecases.retrieve import Retriever
@@ -82,16 +84,16 @@ class Adapters(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
 
-    tokenizer = providers.Singleton(_tokenizer)
+    tokenizer = providers.ThreadSafeSingleton(_tokenizer)
     embedder = providers.Selector(
         settings.provided.embedder_key,
-        local=providers.Singleton(OnnxMiniLMEmbedder),
-        openai=providers.Singleton(_openai_embedder, settings=settings, provider="openai"),
-        openai_compatible=providers.Singleton(_openai_embedder, settings=settings, provider="openai-compatible"),
+        local=providers.ThreadSafeSingleton(OnnxMiniLMEmbedder),
+        openai=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai"),
+        openai_compatible=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai-compatible"),
     )
     engine = providers.Resource(_engine, settings.provided.database_url)
-    store = providers.Singleton(_sql_store, engine)
-    vectors = providers.Singleton(
+    store = providers.ThreadSafeSingleton(_sql_store, engine)
+    vectors = providers.ThreadSafeSingleton(
         ChromaVectorIndex,
         profile=embedder.provided.profile,
         path=settings.provided.chroma_path,
@@ -104,8 +106,8 @@ class Plugins(containers.DeclarativeContainer):
     """The plugin manager and what its plugins registered."""
 
     settings = providers.Dependency(instance_of=Settings)
-    manager = providers.Singleton(plugin_manager, allowed=settings.provided.allowed_plugins)
-    registry = providers.Singleton(collect, manager)
+    manager = providers.ThreadSafeSingleton(plugin_manager, allowed=settings.provided.allowed_plugins)
+    registry = providers.ThreadSafeSingleton(collect, manager)
     chunker = providers.Callable(lambda registry: registry.chunker("token-window"), registry)
     privacy_policies = registry.provided.privacy_policies
 
@@ -117,38 +119,44 @@ class UseCases(containers.DeclarativeContainer):
     adapters = providers.DependenciesContainer()
     plugins = providers.DependenciesContainer()
 
-    chunk_spec = providers.Singleton(
+    chunk_spec = providers.ThreadSafeSingleton(
         lambda settings, profile: settings.chunk_spec(profile), settings, adapters.embedder.provided.profile)
-    split = providers.Singleton(
+    split = providers.ThreadSafeSingleton(
         PieceSplitter, embedder=adapters.embedder, chunker=plugins.chunker, tokenizer=adapters.tokenizer,
         spec=chunk_spec)
 
     check_profile = providers.Factory(CheckProfile, store=adapters.store, profile=adapters.embedder.provided.profile,
                                       ledger=adapters.store)
-    repair = providers.Factory(RepairStores, store=adapters.store, vectors=adapters.vectors,
-                               artifacts=adapters.store)
+    # The vector index follows the store: one syncer per process (its worker and the searches share it).
+    sync_vectors = providers.ThreadSafeSingleton(
+        SyncVectors, outbox=adapters.store, vectors=adapters.vectors, batch=settings.provided.memtrove_outbox_batch)
+    rebuild_vectors = providers.Factory(RebuildVectors, outbox=adapters.store, vectors=adapters.vectors)
     store_memory = providers.Factory(
-        StoreMemory, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store, split=split,
-        tokenizer=adapters.tokenizer)
+        StoreMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer)
     list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies)
-    delete_memory = providers.Factory(DeleteMemory, vectors=adapters.vectors, store=adapters.store)
+    delete_memory = providers.Factory(DeleteMemory, store=adapters.store)
     append_turn = providers.Factory(
-        AppendTurn, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store, split=split,
+        AppendTurn, embedder=adapters.embedder, store=adapters.store, locks=adapters.store, split=split,
         tokenizer=adapters.tokenizer)
     get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies)
     embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors)
 
-    ingest_artifact = providers.Factory(
-        IngestArtifact, embedder=adapters.embedder, vectors=adapters.vectors, store=adapters.store,
+    ingest_artifact = providers.ThreadSafeSingleton(
+        IngestArtifact, embedder=adapters.embedder, store=adapters.store, locks=adapters.store,
         chunkers=plugins.registry, tokenizer=adapters.tokenizer, spec=chunk_spec, split=split,
         checkpoint=providers.Callable(crash_checkpoint, settings.provided.memtrove_crash_at),
         default_chunker=settings.provided.memtrove_chunker)
+    # SQLite serves one process (the owner of the data dir): its open jobs are orphans at start.
+    resume_ingests = providers.Factory(
+        ResumeIngests, ingest=ingest_artifact, store=adapters.store,
+        exclusive=providers.Callable(lambda url: url.startswith("sqlite"), settings.provided.database_url))
     get_artifact = providers.Factory(GetArtifact, store=adapters.store)
-    delete_artifact = providers.Factory(DeleteArtifact, vectors=adapters.vectors, store=adapters.store)
+    delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies)
-    retrieval = providers.Singleton(lambda settings: settings.retrieval(), settings)
-    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval)
+    retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
+    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval,
+                                 catch_up=sync_vectors.provided.catch_up)
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=adapters.store)
     reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,

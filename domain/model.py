@@ -108,6 +108,34 @@ class VectorRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """Queued work: bring the vector index's copy of one owner's vectors up to date.
+
+    ``records`` are the vectors the owner has in the store now (read when the item was claimed);
+    the owner is a record (memory, turn) or an artifact (for its whole vector and its chunks').
+    """
+
+    seq: int
+    collection: str
+    owner: str
+    records: tuple[VectorRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IngestJob:
+    """An artifact version being embedded (or that failed to be): durable, resumable after a crash."""
+
+    artifact_id: str
+    version: str
+    status: str  # "indexing" or "failed"
+    done: int  # indexed chunks (or pieces of an unchunked artifact) stored so far
+    total: int
+    error: str | None = None
+    lease_owner: str | None = None
+    lease_until: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class LexicalMatch:
     """A lexical index answer: the record and its relevance (higher is better, backend's own scale)."""
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from domain.model import (
@@ -13,8 +14,10 @@ from domain.model import (
     ChunkSpec,
     EmbeddingProfile,
     Hit,
+    IngestJob,
     LexicalMatch,
     Memory,
+    OutboxItem,
     RequestContext,
     Turn,
     Vector,
@@ -88,6 +91,14 @@ class VectorIndex(Protocol):
         """Every vector id in the collection with the record id that owns it."""
         ...
 
+    def vector_ids(self, collection: str, where: Filter) -> list[str]:
+        """The ids of the vectors whose metadata matches ``where``."""
+        ...
+
+    def drop(self, collection: str) -> None:
+        """Remove the collection and every vector in it (a rebuild starts from nothing)."""
+        ...
+
     def count(self, collection: str) -> int: ...
 
     def rebuild(self, collection: str) -> None:
@@ -129,17 +140,28 @@ class MetadataStore(Protocol):
 
     def record_profile(self, profile: EmbeddingProfile) -> None: ...
 
-    def add_memory(self, memory: Memory, entry: AuditEntry) -> None: ...
+    def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
+        """The row, its lexical entry, its vectors (queued for the index) and the audit entry, at once."""
+        ...
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]: ...
 
     def list_memories(self, type: str | None, limit: int) -> list[Memory]: ...
 
-    def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool: ...
+    def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
+        """The row and its vectors (their removal from the index queued), at once."""
+        ...
 
     def memory_ids(self) -> set[str]: ...
 
-    def put_turn(self, turn: Turn, entry: AuditEntry) -> None: ...
+    def put_turn(self, turn: Turn, entry: AuditEntry,
+                 vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
+        """The turn (replacing the one at its position) with its vectors per collection, at once."""
+        ...
+
+    def replace_vectors(self, collection: str, owner: str, records: Sequence[VectorRecord]) -> None:
+        """An existing record's vectors in one collection become ``records`` (queued for the index)."""
+        ...
 
     def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None: ...
 
@@ -156,18 +178,51 @@ class MetadataStore(Protocol):
 class ArtifactStore(Protocol):
     """Artifacts and their chunks; a new version is written pending and made visible by commit."""
 
-    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry) -> None:
-        """Write a version as pending: invisible to every read until committed."""
+    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry,
+                       job: IngestJob) -> None:
+        """Write a version as pending, with its ingest job: invisible to every read until committed."""
+        ...
+
+    def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
+        """Store vectors of a pending version and the job's progress (``job.done``), renewing its lease.
+
+        False (and nothing stored) when the job is no longer held by ``job.lease_owner``.
+        """
+        ...
+
+    def pending_artifact(self, artifact_id: str, version: str) -> tuple[Artifact, list[ArtifactChunk]] | None:
+        """A pending version as written by begin_artifact (content included when unchunked)."""
+        ...
+
+    def embedded_records(self, artifact_id: str, version: str) -> set[str]:
+        """Records (chunks, or the artifact) of a pending version whose vectors are stored."""
+        ...
+
+    def ingest_job(self, artifact_id: str) -> IngestJob | None: ...
+
+    def claim_job(self, artifact_id: str, version: str, worker: str, lease_until: float, now: float) -> IngestJob | None:
+        """Take over a job whose lease ran out (or is ``worker``'s own); None when someone holds it."""
+        ...
+
+    def open_jobs(self) -> list[IngestJob]:
+        """Every job still indexing, oldest first."""
+        ...
+
+    def fail_job(self, artifact_id: str, version: str, error: str) -> None:
+        """Drop the pending version and its vectors; the job stays, marked failed with ``error``."""
         ...
 
     def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
         """Make the pending version the visible one and drop the older one, atomically.
 
+        The version's vectors become current and are queued for the index; its job ends.
         Returns the replaced version, if any.
         """
         ...
 
-    def discard_pending(self, artifact_id: str, version: str) -> None: ...
+    def discard_pending(self, artifact_id: str, version: str) -> None:
+        """Drop a pending version, its vectors and its job."""
+        ...
 
     def pending_version(self, artifact_id: str) -> str | None: ...
 
@@ -192,6 +247,44 @@ class ArtifactStore(Protocol):
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
         """Delete every version; the number of chunks deleted, or None if there was no artifact."""
         ...
+
+
+@runtime_checkable
+class VectorOutbox(Protocol):
+    """The store's vectors and the queue of work that brings the vector index up to date with them.
+
+    Every write that changes a record's vectors stores them beside the row and queues the owner in
+    the same transaction; the vector index is derived from what is stored here.
+    """
+
+    def last_queued(self) -> int:
+        """The sequence number of the newest item ever queued (0: none)."""
+        ...
+
+    def oldest_queued(self) -> int | None:
+        """The sequence number of the oldest item still queued (None: the queue is empty)."""
+        ...
+
+    def claim(self, limit: int) -> AbstractContextManager[list[OutboxItem]]:
+        """Up to ``limit`` queued items nobody else holds, each with its owner's vectors read now.
+
+        While the block runs no other worker syncs the same owners; the items leave the queue
+        when it exits without an error.
+        """
+        ...
+
+    def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
+        """Committed vectors of a collection with ids past ``after``, in id order (to rebuild the index)."""
+        ...
+
+    def count_vectors(self, collection: str) -> int: ...
+
+
+@runtime_checkable
+class KeyLocks(Protocol):
+    """Per-key mutual exclusion for every thread and process that writes this store."""
+
+    def hold(self, key: str) -> AbstractContextManager[None]: ...
 
 
 @runtime_checkable

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Hit
-from domain.usecases.artifacts import IngestRequest
+from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Hit, IngestJob
+from domain.usecases.artifact_input import IngestRequest
+from domain.usecases.ingest import IngestResult
 from domain.usecases.search import SearchRequest
 from entrypoints import render
+from entrypoints.long_calls import StillRunning, run_long
 from entrypoints.tooling import Mode, Profile
 from entrypoints.runtime import Runtime
 
@@ -49,19 +52,18 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         chunker: Annotated[str | None, Field(
             description="auto (by type and content), token-window, markdown, email, chat, code or a plugin's "
                         "chunker (default: the server's, normally auto)")] = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
-            result = uc.ingest_artifact()(IngestRequest(
-                artifact_type, source_system, content, source_id, source_url, title, author, participants, ts,
-                sensitivity, visibility_scope, retention_policy, chunker))
-            a = result.artifact
-            body = {"artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked,
-                    "num_chunks": a.num_chunks, "token_count": a.token_count, "content_hash": a.content_hash,
-                    "chunker": a.chunker, "chunker_version": a.chunker_version,
-                    "stored_ids": result.stored_ids, **a.profile.as_metadata()}
-            verb = {"ingested": "Ingested", "replaced": "Replaced", "unchanged": "Unchanged (same content)"}
-            chunked = f"{a.num_chunks} chunks" if a.is_chunked else "stored whole"
-            return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}")
+            request = IngestRequest(artifact_type, source_system, content, source_id, source_url, title, author,
+                                    participants, ts, sensitivity, visibility_scope, retention_policy, chunker)
+            ingest = uc.ingest_artifact()
+            result = run_long(runtime, ctx, lambda progress: ingest(request, progress),
+                              runtime.settings.memtrove_call_budget)
+            runtime.kick()
+            if isinstance(result, StillRunning):
+                return render_indexing(result)
+            return render_ingest(result)
         return run_tool(runtime, "artifact_ingest", act)
 
     @tool("Search artifacts at passage level by meaning and by words (fused); one result per artifact "
@@ -101,13 +103,20 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         def act() -> CallToolResult:
             view = uc.get_artifact()(artifact_id, include_content, include_chunks)
             a = view.artifact
+            if a is None:  # only an ingest under way (or failed) is known of it
+                job = view.job
+                assert job is not None
+                return render.ok({"artifact_id": job.artifact_id, **job_status(job)},
+                                 f"Artifact {job.artifact_id}: {job_text(job)}")
             meta = {"artifact_type": a.artifact_type, "source_system": a.source_system, "source_id": a.source_id,
                     "source_url": a.source_url, "title": a.title, "author": a.author,
                     "participants": list(a.participants), "ts": a.ts, "content_hash": a.content_hash,
                     "token_count": a.token_count, "is_chunked": a.is_chunked, "num_chunks": a.num_chunks,
                     "ingested_at": a.ingested_at, "chunker": a.chunker, "chunker_version": a.chunker_version,
                     **a.privacy(), **a.profile.as_metadata()}
-            body: dict[str, Any] = {"artifact_id": a.id, "metadata": meta}
+            body: dict[str, Any] = {"artifact_id": a.id, "status": "indexed", "metadata": meta}
+            if view.job is not None:
+                body["new_version"] = job_status(view.job)
             if view.content is not None:
                 body["content"] = view.content
             if view.chunks is not None:
@@ -128,6 +137,7 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
     ) -> CallToolResult:
         def act() -> CallToolResult:
             count = uc.delete_artifact()(artifact_id)
+            runtime.kick()
             return render.ok({"artifact_id": artifact_id, "deleted": True, "chunks_deleted": count},
                              f"Deleted artifact {artifact_id} and {count} chunks")
         return run_tool(runtime, "artifact_delete", act)
@@ -154,6 +164,41 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
             return render.ok({"query": query, "count": len(hits), "searched": outcome.searched,
                               "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched))
         return run_tool(runtime, "hybrid_search", act)
+
+
+def render_ingest(result: IngestResult) -> CallToolResult:
+    a = result.artifact
+    body: dict[str, Any] = {
+        "artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked, "num_chunks": a.num_chunks,
+        "token_count": a.token_count, "content_hash": a.content_hash, "chunker": a.chunker,
+        "chunker_version": a.chunker_version, "stored_ids": result.stored_ids, **a.profile.as_metadata()}
+    if result.job is not None:
+        body.update(job_status(result.job))
+        return render.ok(body, f"Artifact {a.id} is being ingested elsewhere: {job_text(result.job)}")
+    verb = {"ingested": "Ingested", "replaced": "Replaced", "unchanged": "Unchanged (same content)"}
+    chunked = f"{a.num_chunks} chunks" if a.is_chunked else "stored whole"
+    return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}")
+
+
+def render_indexing(running: StillRunning[IngestResult]) -> CallToolResult:
+    """The call's budget ran out: the ingest goes on in the background (and survives a restart)."""
+    if running.latest is None:
+        return render.ok({"status": "indexing"}, "Still preparing the artifact; it goes on in the background.")
+    art_id, done, total = running.latest
+    body = {"artifact_id": art_id, "status": "indexing", "chunks_done": done, "chunks_total": total}
+    return render.ok(body, f"Indexing artifact {art_id} in the background: {done} of {total} chunks embedded. "
+                           "It becomes searchable when complete; artifact_get shows its progress.")
+
+
+def job_status(job: IngestJob) -> dict[str, Any]:
+    status = {"status": job.status, "version": job.version, "chunks_done": job.done, "chunks_total": job.total}
+    return {**status, "error": job.error} if job.error else status
+
+
+def job_text(job: IngestJob) -> str:
+    if job.status == "failed":
+        return f"ingest failed: {job.error}"
+    return f"indexing, {job.done} of {job.total} chunks embedded; searchable when complete"
 
 
 def render_results(hits: list[Hit], searched: list[str] | None) -> str:

@@ -79,6 +79,7 @@ def build_server(runtime: Runtime) -> MCPServer:
     ) -> CallToolResult:
         def act() -> CallToolResult:
             stored = uc.store_memory()(StoreMemoryRequest(content, type, confidence, conversation_id))
+            runtime.kick()
             return render.ok(render.memory(stored), f"Stored memory [{stored.id}]: {render.preview(content, 60)}")
         return run_tool(runtime, "memory_store", act)
 
@@ -115,6 +116,7 @@ def build_server(runtime: Runtime) -> MCPServer:
     ) -> CallToolResult:
         def act() -> CallToolResult:
             deleted = uc.delete_memory()(memory_id)
+            runtime.kick()
             return render.ok({"id": deleted, "deleted": True}, f"Deleted memory: {deleted}")
         return run_tool(runtime, "memory_delete", act)
 
@@ -129,6 +131,7 @@ def build_server(runtime: Runtime) -> MCPServer:
     ) -> CallToolResult:
         def act() -> CallToolResult:
             result = uc.append_turn()(AppendTurnRequest(conversation_id, role, content, turn_index, ts))
+            runtime.kick()
             t = result.turn
             text = {"appended": f"Appended turn {t.turn_index} to {t.conversation_id}",
                     "replaced": f"Replaced turn {t.turn_index} of {t.conversation_id}",

@@ -1,4 +1,4 @@
-"""The running service: the container, the store checks, and the once-only store repair."""
+"""The running service: the container, the store check, and the background work that follows the store."""
 
 from __future__ import annotations
 
@@ -6,18 +6,28 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TypeVar
 
 from loguru import logger
 
 from config.container import Application
 from config.settings import Settings
-from domain.errors import ConfigurationError
+from domain.errors import ConfigurationError, MemtroveError
 
 WARM_UP_DELAY = 1.0
+IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
+RESUME_EVERY = 30.0  # seconds between looks for jobs another replica left behind (shared databases)
+T = TypeVar("T")
 
 
 class Runtime:
-    """Holds the container for an entrypoint; stores are checked and repaired before a tool touches them."""
+    """Holds the container for an entrypoint; stores are checked before a tool touches them.
+
+    Once ready it runs two background threads: the vector worker (moves committed work from the
+    store's outbox into the vector index) and the job resumer (finishes ingests a crash left).
+    """
 
     def __init__(self, settings: Settings, app: Application | None = None) -> None:
         self.settings = settings
@@ -25,6 +35,9 @@ class Runtime:
         self._checked = False
         self._ready = False
         self._lock = threading.Lock()
+        self._work = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
         """Checks that need no store: the data dir exists, the chunk sizes suit the model."""
@@ -48,22 +61,78 @@ class Runtime:
             self._checked = True
 
     def ensure_ready(self) -> None:
-        """Check the store, open the vector index and sweep what an interrupted write left behind; once."""
+        """Check the store, open the vector index, start the background work; once."""
         if self._ready:
             return
         self.check_store()
         with self._lock:
             if self._ready:
                 return
-            started = time.perf_counter()
-            report = self.app.use_cases.repair()()
-            logger.info("stores_repaired orphan_vectors={} stale_vectors={} latency_ms={:.0f}",
-                        report.orphan_vectors_removed, report.stale_vectors_removed,
-                        (time.perf_counter() - started) * 1000)
+            self.app.adapters.vectors()
+            self.app.use_cases.sync_vectors()
+            self._spawn("memtrove-vectors", self._sync_loop)
+            self._spawn("memtrove-resume", self._resume_loop)
             self._ready = True
 
+    def kick(self) -> None:
+        """A write was committed here: the vector worker need not wait for its next look."""
+        self._work.set()
+
+    def in_background(self, work: Callable[[], T]) -> Future[T]:
+        """Run ``work`` in a thread of its own that outlives the call waiting for it (a long ingest)."""
+        future: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(work())
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+                future.set_exception(exc)
+            finally:
+                self.kick()
+
+        threading.Thread(target=run, name="memtrove-call", daemon=True).start()
+        return future
+
+    def _spawn(self, name: str, loop: Callable[[], None]) -> None:
+        thread = threading.Thread(target=loop, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _sync_loop(self) -> None:
+        sync = self.app.use_cases.sync_vectors()
+        while not self._stop.is_set():
+            self._work.wait(IDLE_POLL)
+            self._work.clear()
+            try:
+                done = sync.drain()
+                if done:
+                    logger.debug("vectors_synced items={}", done)
+            except MemtroveError as exc:  # the outbox keeps the work: the next round retries it
+                logger.warning("vector_sync_failed error={}", exc.message)
+                self._stop.wait(1.0)
+            except Exception as exc:  # noqa: BLE001 - the worker must outlive a bug in one round
+                logger.opt(exception=exc).error("vector_sync_crashed")
+                self._stop.wait(1.0)
+
+    def _resume_loop(self) -> None:
+        resume = self.app.use_cases.resume_ingests()
+        while not self._stop.is_set():
+            try:
+                started = time.perf_counter()
+                count = resume(on_error=lambda job, exc: logger.warning(
+                    "ingest_resume_failed artifact_id={} error={}", job.artifact_id, exc.message))
+                if count:
+                    logger.info("ingests_resumed count={} latency_ms={:.0f}", count,
+                                (time.perf_counter() - started) * 1000)
+                    self.kick()
+            except Exception as exc:  # noqa: BLE001 - try again at the next round
+                logger.warning("ingest_resume_crashed error={}", exc)
+            if resume.exclusive:  # nobody else can leave jobs behind while this process runs
+                return
+            self._stop.wait(RESUME_EVERY)
+
     def warm_up(self, delay: float = WARM_UP_DELAY, load_model: bool = True) -> None:
-        """Background: check and repair the stores, load the model; a store that cannot be served ends the process."""
+        """Background: check the stores and start their work, load the model; a store that cannot be served ends the process."""
         def run() -> None:
             # Opening the stores and loading the model hold the GIL for ~2 s; starting at once would
             # slow the client's initialize and tools/list, which arrive right after the spawn.
@@ -82,4 +151,8 @@ class Runtime:
         threading.Thread(target=run, name="memtrove-warmup", daemon=True).start()
 
     def shutdown(self) -> None:
+        self._stop.set()
+        self._work.set()
+        for thread in self._threads:
+            thread.join(timeout=5.0)
         self.app.shutdown_resources()

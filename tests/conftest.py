@@ -50,13 +50,29 @@ def aworld() -> ArtifactWorld:
 
 
 def searcher(w: FakeWorld, policies: list | None = None):
-    """The hybrid retriever over a world's fakes (vector + lexical + exact, spec 004 default weights)."""
+    """The hybrid retriever over a world's fakes (vector + lexical + exact, spec 004 default weights).
+
+    Like the server's, it brings the vector index up to date with the store before it searches.
+    """
     from domain.retrieval import RetrievalConfig
     from domain.usecases.ranking import Ranker
     from domain.usecases.retrieve import Retriever
 
     ranker = Ranker(w.vectors, w.store, w.store, w.store, w.policies if policies is None else policies)
-    return Retriever(w.embedder, ranker, RetrievalConfig())
+    return Retriever(w.embedder, ranker, RetrievalConfig(), catch_up=syncer(w).catch_up)
+
+
+def syncer(w: FakeWorld):
+    """The world's vector worker: moves what the store committed into the vector index."""
+    from domain.usecases.vector_sync import SyncVectors
+
+    return SyncVectors(w.store, w.vectors)
+
+
+def synced(w: FakeWorld) -> FakeWorld:
+    """The world with its vector index brought up to date (what the server's worker does)."""
+    syncer(w).drain()
+    return w
 
 
 @pytest.fixture(scope="session")

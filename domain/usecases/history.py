@@ -6,11 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.chunking import content_hash
-from domain.errors import MemtroveError, StorageError
+from domain.errors import MemtroveError
 from domain.ids import turn_id
-from domain.locking import KeyedLock
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
-from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
+from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
 
@@ -19,8 +18,6 @@ COLLECTION = "history"
 # lake!"): the vectors of the contextual signal, in their own collection, same ids and metadata.
 CONTEXT_COLLECTION = "history_context"
 MAX_TURN_INDEX = 2**31 - 1  # a 32-bit INTEGER column in every SQL store
-# Appends of the same turn are serialised: read-compare-write must not interleave.
-_TURN_LOCKS = KeyedLock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +37,14 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class AppendTurn:
-    """Same turn, same content: a no-op. Same turn, new content: replaced, old vectors dropped."""
+    """Same turn, same content: a no-op. Same turn, new content: replaced with its vectors.
+
+    Appends of one turn are serialised by a lock every process shares (read-compare-write).
+    """
 
     embedder: Embedder
-    vectors: VectorIndex
     store: MetadataStore
+    locks: KeyLocks
     split: Callable[[str], list[Chunk]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
@@ -55,7 +55,7 @@ class AppendTurn:
         content = require_text("content", request.content, 50_000)
         index = require_int("turn_index", request.turn_index, 0, MAX_TURN_INDEX)
         ts = parse_timestamp("ts", request.ts) if request.ts is not None else None
-        with _TURN_LOCKS.hold(turn_id(conversation_id, index)):
+        with self.locks.hold(turn_id(conversation_id, index)):
             return self._append(conversation_id, role, content, index, ts)
 
     def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None) -> AppendResult:
@@ -75,30 +75,13 @@ class AppendTurn:
         in_context = self.split(read_after(before, content)) if before else []
         records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
         plain, contextual = records[:len(pieces)], records[len(pieces):] or records[:len(pieces)]
-        self.vectors.upsert(COLLECTION, plain)
-        self.vectors.upsert(CONTEXT_COLLECTION, contextual)
         status = "replaced" if existing else "appended"
-        try:
-            self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), pieces=len(plain)))
-        except Exception:
-            if not existing:
-                for collection in (COLLECTION, CONTEXT_COLLECTION):
-                    self.vectors.delete_records(collection, [turn.id])
-            raise
-        for collection, kept in ((COLLECTION, plain), (CONTEXT_COLLECTION, contextual)):
-            self._drop_stale(collection, turn.id, {record.id for record in kept})
+        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), pieces=len(plain)),
+                            {COLLECTION: plain, CONTEXT_COLLECTION: contextual})
         if index < MAX_TURN_INDEX:  # locks taken in turn order: no two appends wait on each other
-            with _TURN_LOCKS.hold(turn_id(conversation_id, index + 1)):
+            with self.locks.hold(turn_id(conversation_id, index + 1)):
                 self._recontext(self.store.get_turn(conversation_id, index + 1), turn)
         return AppendResult(turn, status)
-
-    def _drop_stale(self, collection: str, record_id: str, current: set[str]) -> None:
-        stale = [v for v in self.vectors.vectors_of(collection, [record_id]).get(record_id, []) if v not in current]
-        if stale:
-            try:
-                self.vectors.delete_vectors(collection, stale)
-            except StorageError:
-                pass  # stale versions are never returned and are swept at the next start
 
     def _recontext(self, after: Turn | None, turn: Turn) -> None:
         """The next turn, stored before this one (or read after its old content), read after it now.
@@ -110,10 +93,9 @@ class AppendTurn:
         try:
             records = embed_pieces(self.embedder, after.id, after.content_hash,
                                    self.split(read_after(turn, after.content)), turn_metadata(after))
-            self.vectors.upsert(CONTEXT_COLLECTION, records)
+            self.store.replace_vectors(CONTEXT_COLLECTION, after.id, records)
         except MemtroveError:
             return
-        self._drop_stale(CONTEXT_COLLECTION, after.id, {record.id for record in records})
 
 
 def turn_metadata(turn: Turn) -> dict[str, object]:

@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.chunking import content_hash
-from domain.errors import NotFoundError, StorageError
+from domain.errors import NotFoundError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
-from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer, VectorIndex
+from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
 
@@ -26,10 +26,9 @@ class StoreMemoryRequest:
 
 @dataclass(frozen=True, slots=True)
 class StoreMemory:
-    """Embed first, then index the vectors, then commit the row: the row is the commit point."""
+    """Embed first, then commit the row with its vectors in one transaction (the index follows)."""
 
     embedder: Embedder
-    vectors: VectorIndex
     store: MetadataStore
     split: Callable[[str], list[Chunk]]
     tokenizer: Tokenizer
@@ -50,13 +49,8 @@ class StoreMemory:
         meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or "",
                 "ts_epoch": epoch(memory.ts)}
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, meta)
-        self.vectors.upsert(COLLECTION, records)
-        try:
-            self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts,
-                                                pieces=len(records)))
-        except Exception:
-            self.vectors.delete_records(COLLECTION, [memory.id])
-            raise
+        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, pieces=len(records)),
+                              records)
         return memory
 
 
@@ -77,9 +71,8 @@ class ListMemories:
 
 @dataclass(frozen=True, slots=True)
 class DeleteMemory:
-    """Delete the row (the commit point), then its vectors."""
+    """Delete the row and its vectors in one transaction (the index follows)."""
 
-    vectors: VectorIndex
     store: MetadataStore
     clock: Clock = utc_now
 
@@ -87,10 +80,6 @@ class DeleteMemory:
         require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
         if not self.store.delete_memory(memory_id, audit("delete", COLLECTION, [memory_id], self.clock())):
             raise NotFoundError(f"Memory {memory_id} not found")
-        try:
-            self.vectors.delete_records(COLLECTION, [memory_id])
-        except StorageError:
-            pass  # orphan vectors are never returned (no row) and are swept at the next start
         return memory_id
 
 

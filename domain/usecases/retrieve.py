@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from domain.lexical import LexicalQuery, analyse
@@ -29,11 +29,17 @@ def fetch_rounds(limit: int) -> list[int]:
     return [limit * 3, limit * 12, limit * 48, 10_000]
 
 
+def _in_step() -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Retriever:
     embedder: Embedder
     ranker: Ranker
     config: RetrievalConfig
+    # Brings the vector index up to date with every write committed before the search (read-your-writes).
+    catch_up: Callable[[], None] = _in_step
 
     def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
                  profile: object = None, context: RequestContext | None = None) -> list[Hit]:
@@ -52,6 +58,8 @@ class Retriever:
             weights.pop("contextual", None)
         vectors = VECTOR_SIGNALS & set(weights)
         vector = self.embedder.embed_query(query) if vectors else None
+        if vectors:
+            self.catch_up()
         context = context or RequestContext()
         fused: list[Hit] = []
         for fetch in fetch_rounds(limit):

@@ -20,7 +20,7 @@ from config.settings import Settings
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, NotFoundError
 from domain.model import VectorRecord
-from domain.usecases.artifacts import IngestRequest
+from domain.usecases.artifact_input import IngestRequest
 from domain.usecases.search import SearchRequest
 from entrypoints.runtime import Runtime
 

@@ -453,7 +453,7 @@ def test_reads_at_every_checkpoint_of_a_replacement_see_one_complete_version(
     chunk's exact text must return that very chunk of the visible version.
     """
     from config.settings import Settings
-    from domain.usecases.artifacts import IngestRequest
+    from domain.usecases.artifact_input import IngestRequest
     from domain.usecases.search import SearchRequest
     from entrypoints.runtime import Runtime
 

@@ -10,7 +10,7 @@ from dependency_injector import providers
 from adapters.memory import HashEmbedder
 from config.settings import Settings
 from domain.errors import ConfigurationError, ValidationError
-from domain.usecases.artifacts import IngestRequest
+from domain.usecases.artifact_input import IngestRequest
 from domain.usecases.history import AppendTurnRequest
 from domain.usecases.memories import StoreMemoryRequest
 from domain.usecases.search import SearchMemoriesRequest

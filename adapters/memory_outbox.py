@@ -1,0 +1,81 @@
+"""In-memory fake of the vector outbox and key locks: stored vectors per (collection, owner) and a queue."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from domain.locking import KeyedLock
+from domain.model import OutboxItem, VectorRecord
+from domain.ports import KeyLocks, VectorOutbox
+
+
+class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
+    """Vectors per (collection, owner), each flagged pending or not, and the queued owners."""
+
+    def __init__(self) -> None:
+        self.stored: dict[tuple[str, str], dict[str, tuple[VectorRecord, bool]]] = {}
+        self.queued: list[tuple[int, str, str]] = []
+        self._seq = 0
+        self._guard = threading.RLock()
+        self._claiming = threading.Lock()
+        self._keyed = KeyedLock()
+
+    # --- used by the fake stores' writes -----------------------------------------------------
+    def _put(self, collection: str, owner: str, records: Sequence[VectorRecord], pending: bool = False) -> None:
+        with self._guard:
+            slot = self.stored.setdefault((collection, owner), {})
+            for record in records:
+                slot[record.id] = (record, pending)
+
+    def _drop(self, collections: Sequence[str], owner: str, version: str | None = None) -> None:
+        with self._guard:
+            for collection in collections:
+                slot = self.stored.get((collection, owner), {})
+                for vid in [v for v, (r, _) in slot.items() if version in (None, r.metadata.get("version"))]:
+                    del slot[vid]
+
+    def _queue(self, collections: Sequence[str], owner: str) -> None:
+        with self._guard:
+            for collection in collections:
+                self._seq += 1
+                self.queued.append((self._seq, collection, owner))
+
+    # --- the port ----------------------------------------------------------------------------
+    def last_queued(self) -> int:
+        with self._guard:
+            return self.queued[-1][0] if self.queued else 0
+
+    def oldest_queued(self) -> int | None:
+        with self._guard:
+            return self.queued[0][0] if self.queued else None
+
+    @contextmanager
+    def claim(self, limit: int) -> Iterator[list[OutboxItem]]:
+        with self._claiming:
+            with self._guard:
+                rows = self.queued[:limit]
+                items = [OutboxItem(seq, collection, owner, tuple(
+                    r for r, pending in self.stored.get((collection, owner), {}).values() if not pending))
+                    for seq, collection, owner in rows]
+            yield items
+            with self._guard:
+                done = {seq for seq, _, _ in rows}
+                self.queued = [row for row in self.queued if row[0] not in done]
+
+    def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
+        with self._guard:
+            found = sorted((r for (c, _), slot in self.stored.items() if c == collection
+                            for r, pending in slot.values() if not pending and r.id > after), key=lambda r: r.id)
+        return found[:limit]
+
+    def count_vectors(self, collection: str) -> int:
+        with self._guard:
+            return sum(1 for (c, _), slot in self.stored.items() if c == collection
+                       for _, pending in slot.values() if not pending)
+
+    @contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        with self._keyed.hold(key):
+            yield

@@ -1,0 +1,185 @@
+"""Vectors kept in the SQL store beside their rows, and the outbox that carries them to the vector index.
+
+The store is the source of truth: every write stores its records' vectors here and queues their
+owner in the same transaction; a worker claims queued owners and makes the vector index match.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from array import array
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger, Boolean, Column, Float, Index, Integer, LargeBinary, String, Table, Text, delete, func, insert,
+    select, text,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from adapters.sqlalchemy_base import metadata
+from domain.ids import record_of
+from domain.locking import KeyedLock
+from domain.model import OutboxItem, VectorRecord
+from domain.ports import KeyLocks, VectorOutbox
+
+vectors = Table(
+    "vectors", metadata,
+    Column("collection", String(32), primary_key=True),
+    Column("id", String(255), primary_key=True),
+    Column("owner", String(160), nullable=False),  # the record, or the artifact of a chunk
+    Column("version", String(12), nullable=False),
+    Column("pending", Boolean, nullable=False),  # of an artifact version not committed yet
+    Column("embedding", LargeBinary, nullable=False),  # float32, native byte order
+    Column("meta", Text, nullable=False),
+    Index("ix_vectors_owner", "collection", "owner"),
+)
+
+outbox = Table(
+    "vector_outbox", metadata,
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("collection", String(32), nullable=False),
+    Column("owner", String(160), nullable=False),
+)
+
+jobs = Table(
+    "ingest_jobs", metadata,
+    Column("artifact_id", String(40), primary_key=True),
+    Column("version", String(12), nullable=False),
+    Column("status", String(10), nullable=False),
+    Column("done", Integer, nullable=False),
+    Column("total", Integer, nullable=False),
+    Column("error", Text),
+    Column("lease_owner", String(64)),
+    Column("lease_until", Float, nullable=False),
+)
+
+ARTIFACT_COLLECTIONS = ("artifact", "chunk")
+
+
+def put_vectors(conn: Connection, collection: str, owner: str, records: Sequence[VectorRecord],
+                pending: bool = False) -> None:
+    rows = [{"collection": collection, "id": r.id, "owner": owner, "version": str(r.metadata.get("version", "")),
+             "pending": pending, "embedding": array("f", r.vector).tobytes(),
+             "meta": json.dumps(r.metadata, sort_keys=True)} for r in records]
+    for start in range(0, len(rows), 1_000):
+        conn.execute(insert(vectors), rows[start:start + 1_000])
+
+
+def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, version: str | None = None) -> None:
+    query = delete(vectors).where(vectors.c.collection.in_(list(collections)), vectors.c.owner == owner)
+    if version is not None:
+        query = query.where(vectors.c.version == version)
+    conn.execute(query)
+
+
+def queue(conn: Connection, collections: Sequence[str], owner: str) -> None:
+    conn.execute(insert(outbox), [{"collection": c, "owner": owner} for c in collections])
+
+
+def _record(row: Any) -> VectorRecord:
+    vector = array("f")
+    vector.frombytes(row.embedding)
+    return VectorRecord(id=row.id, record_id=record_of(row.id), vector=vector.tolist(), metadata=json.loads(row.meta))
+
+
+class SqlVectorOutbox(VectorOutbox, KeyLocks):
+    """The outbox and per-key locks over one engine: PostgreSQL row and advisory locks, else this process's."""
+
+    _engine: Engine
+
+    def _init_outbox(self) -> None:
+        self._postgres = self._engine.dialect.name == "postgresql"
+        self._claiming = threading.Lock()  # SQLite: one claimer per process (the owner of the data dir)
+        self._keyed = KeyedLock()
+
+    def last_queued(self) -> int:
+        with self._engine.connect() as conn:
+            return int(conn.execute(select(func.max(outbox.c.seq))).scalar() or 0)
+
+    def oldest_queued(self) -> int | None:
+        with self._engine.connect() as conn:
+            found = conn.execute(select(func.min(outbox.c.seq))).scalar()
+        return None if found is None else int(found)
+
+    @contextmanager
+    def claim(self, limit: int) -> Iterator[list[OutboxItem]]:
+        if self._postgres:
+            # Rows stay locked (others skip them) and owners stay locked (no two workers sync one
+            # owner at once) until this transaction ends, after the index was updated.
+            with self._engine.begin() as conn:
+                rows = conn.execute(select(outbox).order_by(outbox.c.seq).limit(limit)
+                                    .with_for_update(skip_locked=True)).all()
+                for key in sorted({f"sync:{r.collection}:{r.owner}" for r in rows}):
+                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": key})
+                yield self._items(conn, rows)
+                if rows:
+                    conn.execute(delete(outbox).where(outbox.c.seq.in_([r.seq for r in rows])))
+            return
+        with self._claiming:
+            with self._engine.connect() as conn:
+                rows = conn.execute(select(outbox).order_by(outbox.c.seq).limit(limit)).all()
+                items = self._items(conn, rows)
+            yield items
+            if rows:
+                with self._write() as conn:  # type: ignore[attr-defined]
+                    conn.execute(delete(outbox).where(outbox.c.seq.in_([r.seq for r in rows])))
+
+    def _items(self, conn: Connection, rows: Sequence[Any]) -> list[OutboxItem]:
+        owned: dict[tuple[str, str], list[VectorRecord]] = {}
+        wanted: dict[str, set[str]] = {}
+        for row in rows:
+            wanted.setdefault(row.collection, set()).add(row.owner)
+            owned[(row.collection, row.owner)] = []
+        for collection, owners in wanted.items():
+            found = conn.execute(select(vectors).where(
+                vectors.c.collection == collection, vectors.c.owner.in_(sorted(owners)),
+                vectors.c.pending.is_(False)))
+            for row in found:
+                owned[(collection, row.owner)].append(_record(row))
+        return [OutboxItem(r.seq, r.collection, r.owner, tuple(owned[(r.collection, r.owner)])) for r in rows]
+
+    def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(select(vectors).where(
+                vectors.c.collection == collection, vectors.c.pending.is_(False), vectors.c.id > after)
+                .order_by(vectors.c.id).limit(limit)).all()
+        return [_record(row) for row in rows]
+
+    def count_vectors(self, collection: str) -> int:
+        with self._engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(vectors).where(
+                vectors.c.collection == collection, vectors.c.pending.is_(False))).scalar() or 0)
+
+    @contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        with self._keyed.hold(key):  # threads of this process queue here, not on the database
+            if not self._postgres:
+                yield
+                return
+            with self._engine.connect() as conn:
+                lock = {"k": f"key:{key}"}
+                conn.execute(text("SELECT pg_advisory_lock(hashtextextended(:k, 0))"), lock)
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(text("SELECT pg_advisory_unlock(hashtextextended(:k, 0))"), lock)
+                    conn.commit()
+
+    @contextmanager
+    def schema_lock(self) -> Iterator[None]:
+        """Table creation and migrations run once at a time across replicas (PostgreSQL)."""
+        if not self._postgres:
+            yield
+            return
+        with self._engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(hashtextextended('memtrove:schema', 0))"))
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(hashtextextended('memtrove:schema', 0))"))
+                conn.commit()

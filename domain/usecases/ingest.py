@@ -1,0 +1,285 @@
+"""Artifact ingestion as a durable job: pending rows, vectors stored batch by batch, one commit.
+
+A version is written pending with its job; its vectors are stored beside it in batches (each
+batch with the job's progress, under a lease); the commit makes it visible and queues its vectors
+for the index. A crash leaves a job that the next start (or another replica, once the lease runs
+out) resumes where it stopped: nothing partial is ever visible, nothing embedded is embedded twice.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from domain.chunk_checks import chunk_problem
+from domain.chunker_choice import AUTO, FALLBACK, choose
+from domain.chunking import content_hash
+from domain.errors import EmbeddingError, MemtroveError, StorageError, ValidationError
+from domain.ids import artifact_id, chunk_id
+from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, VectorRecord, artifact_version
+from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
+from domain.usecases.artifact_input import IngestRequest, validate
+from domain.usecases.artifacts import CHUNKS, WHOLE, embedded_text
+from domain.usecases.common import Clock, audit, piece_records, utc_now
+from domain.validation import epoch, require_text
+
+INDEXING, FAILED = "indexing", "failed"
+EMBED_BATCH = 128  # pieces per embedder call and per stored batch: batches well, bounds memory
+LEASE_SECONDS = 60.0  # a job not renewed for this long is taken over by the next worker
+
+Checkpoint = Callable[[str], None]  # fault injection for the crash test; a no-op in service
+Target = tuple[str, str, int]  # (record id, text to embed, chunk index or -1)
+
+
+class Progress(Protocol):
+    """Told how far an ingest got; ``detached`` once nobody waits for the call any more."""
+
+    detached: bool
+
+    def __call__(self, artifact_id: str, done: int, total: int) -> None: ...
+
+
+class _Silent:
+    detached = False
+
+    def __call__(self, artifact_id: str, done: int, total: int) -> None:
+        return None
+
+
+def _no_checkpoint(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    artifact: Artifact
+    chunks: list[ArtifactChunk]
+    status: str  # "ingested", "replaced", "unchanged" or "indexing" (going on elsewhere)
+    job: IngestJob | None = None
+
+    @property
+    def stored_ids(self) -> list[str]:
+        return [self.artifact.id, *(c.id for c in self.chunks)]
+
+
+@dataclass(frozen=True, slots=True)
+class IngestArtifact:
+    """Validate and cut the artifact, begin its version, then run its job to the commit."""
+
+    embedder: Embedder
+    store: ArtifactStore
+    locks: KeyLocks
+    chunkers: ChunkerCatalog
+    tokenizer: Tokenizer
+    spec: ChunkSpec
+    split: Callable[[str], list[Chunk]]
+    clock: Clock = utc_now
+    checkpoint: Checkpoint = _no_checkpoint
+    embed_batch: int = EMBED_BATCH
+    default_chunker: str = AUTO  # "auto" or a chunker's name (MEMTROVE_CHUNKER)
+    lease_seconds: float = LEASE_SECONDS
+    now: Callable[[], float] = time.time
+    process: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def __call__(self, request: IngestRequest, progress: Progress | None = None) -> IngestResult:
+        fields = validate(request)
+        content: str = fields.pop("content")
+        chunker = self._chunker(request.chunker, fields, content)
+        digest = content_hash(content)
+        art_id = artifact_id(fields["source_system"], fields["source_id"], digest)
+        version = artifact_version(digest, chunker.name, chunker.version)
+        worker = self._worker()
+        with self.locks.hold(art_id):
+            existing = self.store.get_artifact(art_id)
+            if existing is not None and existing.version == version:
+                return IngestResult(existing, self.store.chunks_of(art_id), "unchanged")
+            job = self.store.ingest_job(art_id)
+            if job is not None and job.status == INDEXING:
+                claimed = self.store.claim_job(art_id, job.version, worker, self._lease(), self.now())
+                if claimed is None and job.version == version:
+                    return self._under_way(job)
+                if claimed is None:
+                    raise ValidationError("source_id", f"Artifact {art_id} (source_id {fields['source_id']!r}) is being "
+                                                       "ingested concurrently with different content; retry when it is done")
+                if job.version == version:  # its worker died: carry on where it stopped
+                    begun = self.store.pending_artifact(art_id, version)
+                    if begun is not None:
+                        return self._run(*begun, claimed, existing is not None, progress or _Silent())
+                self.store.discard_pending(art_id, job.version)
+            artifact, chunks, job = self._begin(art_id, content, digest, fields, existing, chunker, worker)
+        return self._run(artifact, chunks, job, existing is not None, progress or _Silent())
+
+    def resume(self, job: IngestJob, progress: Progress | None = None) -> IngestResult | None:
+        """Finish a job this worker claimed (after a crash); None when its version is gone."""
+        begun = self.store.pending_artifact(job.artifact_id, job.version)
+        if begun is None:
+            self.store.discard_pending(job.artifact_id, job.version)
+            return None
+        replacing = self.store.get_artifact(job.artifact_id) is not None
+        return self._run(*begun, job, replacing, progress or _Silent())
+
+    def _worker(self) -> str:
+        return f"{self.process}:{uuid.uuid4().hex[:8]}"
+
+    def _lease(self) -> float:
+        return self.now() + self.lease_seconds
+
+    def _under_way(self, job: IngestJob) -> IngestResult:
+        begun = self.store.pending_artifact(job.artifact_id, job.version)
+        if begun is None:
+            raise StorageError(f"Artifact {job.artifact_id} is being ingested; retry in a moment")
+        artifact, chunks = begun
+        return IngestResult(replace(artifact, content=None), chunks, INDEXING, job)
+
+    def _chunker(self, asked: object, fields: dict[str, Any], content: str) -> Chunker:
+        """The caller's choice, else the configured one; "auto" picks by type and content."""
+        available = self.chunkers.names()
+        if asked is not None:
+            name = require_text("chunker", asked, 64)
+            if name != AUTO and name not in available:
+                raise ValidationError("chunker", f"Invalid chunker: {name}. Must be one of: "
+                                                 f"{', '.join([AUTO, *available])}")
+        else:
+            name = self.default_chunker
+        if name == AUTO:
+            name = choose(fields["artifact_type"], content, (fields["title"], fields["source_id"],
+                                                             fields["source_url"]), set(available))
+        chunker = self.chunkers.get(name) or self.chunkers.get(FALLBACK)
+        if chunker is None:
+            raise StorageError(f"No chunker available (not even {FALLBACK})")
+        return chunker
+
+    def _cut(self, chunker: Chunker, content: str) -> tuple[Chunker, list[Chunk]]:
+        """The chunker's chunks, checked; a chunker that raises or cuts wrong is reported and replaced."""
+        try:
+            pieces = chunker.chunk(content, self.spec, self.tokenizer)
+            problem = chunk_problem(content, pieces)
+        except Exception as exc:  # a plugin's bug must not fail (or corrupt) the ingest
+            pieces, problem = [], f"raised {type(exc).__name__}: {exc}"
+        if problem is None:
+            return chunker, pieces
+        fallback = self.chunkers.get(FALLBACK)
+        if fallback is None or fallback is chunker:
+            raise StorageError(f"Chunker {chunker.name} failed: {problem}")
+        self.chunkers.report_broken(chunker.name, problem)
+        return fallback, fallback.chunk(content, self.spec, self.tokenizer)
+
+    def _begin(self, art_id: str, content: str, digest: str, fields: dict[str, Any], existing: Artifact | None,
+               chunker: Chunker, worker: str) -> tuple[Artifact, list[ArtifactChunk], IngestJob]:
+        now = self.clock()
+        token_count = self.tokenizer.count(content)
+        pieces: list[Chunk] = []
+        if token_count > self.spec.single_piece_max_tokens:
+            chunker, pieces = self._cut(chunker, content)
+        chunks = [ArtifactChunk(chunk_id(art_id, c.index, c.content_hash), art_id, c.index, c.start_char, c.end_char,
+                                c.content, c.token_count, c.content_hash, dict(c.metadata)) for c in pieces]
+        artifact = Artifact(
+            id=art_id, ts=fields.pop("ts") or now, content_hash=digest, token_count=token_count,
+            is_chunked=bool(chunks), num_chunks=len(chunks), ingested_at=now, chunker=chunker.name,
+            chunker_version=chunker.version, profile=self.embedder.profile,
+            content=None if chunks else content, **fields,
+        )
+        job = IngestJob(art_id, artifact.version, INDEXING, 0, len(_targets(artifact, content, chunks)),
+                        lease_owner=worker, lease_until=self._lease())
+        self.store.begin_artifact(artifact, chunks, audit(
+            "ingest_begin", "artifact", [art_id], now, version=artifact.version, chunks=len(chunks),
+            replacing=existing.version if existing else None), job)
+        self.checkpoint("pending_written")
+        return artifact, chunks, job
+
+    def _run(self, artifact: Artifact, chunks: list[ArtifactChunk], job: IngestJob, replacing: bool,
+             progress: Progress) -> IngestResult:
+        """Embed what has no vectors yet, batch by batch, then commit."""
+        content = artifact.content or ""
+        targets = _targets(artifact, content, chunks)
+        stored = self.store.embedded_records(artifact.id, artifact.version) if job.done else set()
+        todo = [t for t in targets if t[0] not in stored]
+        done = len(targets) - len(todo)
+        progress(artifact.id, done, len(targets))
+        meta = _metadata(artifact)
+        collection = CHUNKS if chunks else WHOLE
+        for number, batch in enumerate(self._batches(todo)):
+            records = self._embed(artifact, batch, meta, len(targets) - done, progress)
+            done += len(batch)
+            job = replace(job, done=done, lease_until=self._lease())
+            if not self.store.add_pending_vectors(job, collection, records):
+                return self._under_way(job)  # another worker took the job over and will finish it
+            self.checkpoint(f"vectors_{number}")
+            progress(artifact.id, done, len(targets))
+        status = "replaced" if replacing else "ingested"
+        self.store.commit_artifact(artifact.id, artifact.version, audit(
+            status, "artifact", [artifact.id], self.clock(), version=artifact.version, chunks=len(chunks)))
+        self.checkpoint("committed")
+        return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)
+
+    def _batches(self, todo: list[Target]) -> Iterator[list[tuple[str, Chunk, int]]]:
+        """Whole records per batch (a record's pieces are stored together), ~embed_batch pieces each."""
+        batch: list[tuple[str, Chunk, int]] = []
+        for record_id, text, index in todo:
+            pieces = self.split(text)
+            if batch and len(batch) + len(pieces) > self.embed_batch:
+                yield batch
+                batch = []
+            batch += [(record_id, piece, index) for piece in pieces]
+        if batch:
+            yield batch
+
+    def _embed(self, artifact: Artifact, batch: list[tuple[str, Chunk, int]], meta: dict[str, Any],
+               remaining: int, progress: Progress) -> list[VectorRecord]:
+        try:
+            vectors = self.embedder.embed_documents([piece.content for _, piece, _ in batch])
+        except MemtroveError as exc:
+            message = (f"Failed to ingest artifact: embedding generation failed for {remaining} "
+                       f"{'chunk' if remaining == 1 else 'chunks'}. No data was written. Error: {exc.message}")
+            if progress.detached:
+                self.store.fail_job(artifact.id, artifact.version, message)
+            else:
+                self.store.discard_pending(artifact.id, artifact.version)
+            raise EmbeddingError(message) from exc
+        planned = [(record_id, piece, {**meta, "chunk_index": index}) for record_id, piece, index in batch]
+        return piece_records(planned, vectors, artifact.version)
+
+
+def _targets(artifact: Artifact, content: str, chunks: list[ArtifactChunk]) -> list[Target]:
+    """What gets vectors: the whole text when unchunked, else every indexed chunk where it sits."""
+    if not chunks:
+        return [(artifact.id, content, -1)]
+    return [(c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)]
+
+
+def _metadata(artifact: Artifact) -> dict[str, Any]:
+    return {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
+            "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
+            "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeIngests:
+    """Take over jobs whose worker is gone (lease run out; at once when this process owns the store)."""
+
+    ingest: IngestArtifact
+    store: ArtifactStore
+    exclusive: bool = False  # the only process on this store: every open job is an orphan
+
+    def __call__(self, on_error: Callable[[IngestJob, MemtroveError], None] | None = None) -> int:
+        resumed = 0
+        for job in self.store.open_jobs():
+            now = float("inf") if self.exclusive else self.ingest.now()
+            claimed = self.store.claim_job(job.artifact_id, job.version, self.ingest._worker(),
+                                           self.ingest.now() + self.ingest.lease_seconds, now)
+            if claimed is None:
+                continue
+            try:
+                self.ingest.resume(claimed, _Detached())
+                resumed += 1
+            except MemtroveError as exc:
+                if on_error is not None:
+                    on_error(claimed, exc)
+        return resumed
+
+
+class _Detached(_Silent):
+    detached = True

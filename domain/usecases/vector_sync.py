@@ -1,0 +1,93 @@
+"""The vector index follows the store: queued owners are synced in batches; searches read their writes."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from domain.errors import StorageError
+from domain.model import OutboxItem, VectorRecord
+from domain.ports import VectorIndex, VectorOutbox
+
+# Vectors of artifacts and chunks are owned by their artifact; the others by their own record.
+OWNER_FIELDS = {"artifact": "artifact_id", "chunk": "artifact_id"}
+COLLECTIONS = ("memory", "history", "history_context", "artifact", "chunk")
+
+
+def owner_field(collection: str) -> str:
+    return OWNER_FIELDS.get(collection, "record_id")
+
+
+@dataclass(frozen=True, slots=True)
+class SyncVectors:
+    """Moves committed work from the store's outbox into the vector index.
+
+    Each item names an owner; the index is made to hold exactly the vectors the store holds for it
+    (upsert those, delete the rest), so replaying an item, or items out of order, converges.
+    """
+
+    outbox: VectorOutbox
+    vectors: VectorIndex
+    batch: int = 256
+
+    def step(self) -> int:
+        """One batch; the number of items done (0: nothing queued that nobody else holds)."""
+        with self.outbox.claim(self.batch) as items:
+            groups: dict[str, list[OutboxItem]] = defaultdict(list)
+            for item in items:
+                groups[item.collection].append(item)
+            for collection, group in groups.items():
+                self._sync(collection, group)
+            return len(items)
+
+    def _sync(self, collection: str, items: list[OutboxItem]) -> None:
+        owners = sorted({item.owner for item in items})
+        wanted: dict[str, VectorRecord] = {r.id: r for item in items for r in item.records}
+        present = self.vectors.vector_ids(collection, {owner_field(collection): {"$in": owners}})
+        self.vectors.upsert(collection, list(wanted.values()))
+        stale = [vid for vid in present if vid not in wanted]
+        if stale:
+            self.vectors.delete_vectors(collection, stale)
+
+    def drain(self) -> int:
+        """Everything queued now (a worker's round); items others hold are left to them."""
+        done = 0
+        while (count := self.step()):
+            done += count
+        return done
+
+    def catch_up(self, timeout: float = 60.0) -> None:
+        """Return once everything committed before this call is in the index (read-your-writes).
+
+        Items another worker holds are waited for, up to ``timeout`` seconds.
+        """
+        target = self.outbox.last_queued()
+        deadline = time.monotonic() + timeout
+        while (oldest := self.outbox.oldest_queued()) is not None and oldest <= target:
+            if self.step() == 0:
+                if time.monotonic() > deadline:
+                    raise StorageError("The vector index is behind the store (another worker holds its "
+                                       "queue); retry in a moment")
+                time.sleep(0.005)
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildVectors:
+    """Rebuild the vector index from the vectors the store holds: no re-embedding."""
+
+    outbox: VectorOutbox
+    vectors: VectorIndex
+    page: int = 2_000
+
+    def __call__(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for collection in COLLECTIONS:
+            self.vectors.drop(collection)
+            after, total = "", 0
+            while (records := self.outbox.stored_vectors(collection, after, self.page)):
+                self.vectors.upsert(collection, records)
+                total += len(records)
+                after = records[-1].id
+            counts[collection] = total
+        return counts
