@@ -76,7 +76,8 @@ def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, versi
 
 
 def queue(conn: Connection, collections: Sequence[str], owner: str) -> None:
-    conn.execute(insert(outbox), [{"collection": c, "owner": owner} for c in collections])
+    if collections:
+        conn.execute(insert(outbox), [{"collection": c, "owner": owner} for c in collections])
 
 
 def _record(row: Any) -> VectorRecord:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import StorageError
-from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile
+from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, IngestJob
 from domain.ports import ArtifactStore
 
 PROFILE = EmbeddingProfile("fake", "hash", 64, 64)
@@ -29,6 +29,10 @@ def entry(action: str) -> AuditEntry:
     return AuditEntry(action, "artifact", ("a",), "test", "2025-01-01T00:00:00Z")
 
 
+def job(a: Artifact, worker: str = "w1", lease_until: float = 1e12) -> IngestJob:
+    return IngestJob(a.id, a.version, "indexing", 0, max(a.num_chunks, 1), lease_owner=worker, lease_until=lease_until)
+
+
 class ArtifactStoreContract:
     """Subclasses override ``store`` with a fresh, empty ArtifactStore."""
 
@@ -38,7 +42,7 @@ class ArtifactStoreContract:
 
     def test_pending_is_invisible_until_committed(self, store: ArtifactStore) -> None:
         v1 = artifact("art_a", "1" * 64, 3)
-        store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"))
+        store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"), job(v1))
         assert store.get_artifact("art_a") is None and store.chunks_of("art_a") == []
         assert store.pending_version("art_a") == v1.version and store.pending_versions() == [("art_a", v1.version)]
         assert store.commit_artifact("art_a", v1.version, entry("ingested")) is None
@@ -48,9 +52,9 @@ class ArtifactStoreContract:
 
     def test_commit_replaces_the_old_version_atomically(self, store: ArtifactStore) -> None:
         v1, v2 = artifact("art_a", "1" * 64, 3), artifact("art_a", "2" * 64, 2)
-        store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"))
+        store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"), job(v1))
         store.commit_artifact("art_a", v1.version, entry("ingested"))
-        store.begin_artifact(v2, parts("art_a", 2, "b"), entry("begin"))
+        store.begin_artifact(v2, parts("art_a", 2, "b"), entry("begin"), job(v2))
         assert store.get_artifact("art_a") == v1  # the old version serves reads until the commit
         assert store.commit_artifact("art_a", v2.version, entry("replaced")) == v1.version
         assert store.get_artifact("art_a") == v2
@@ -58,7 +62,7 @@ class ArtifactStoreContract:
 
     def test_discard_and_missing_commit(self, store: ArtifactStore) -> None:
         v1 = artifact("art_a", "1" * 64, 1)
-        store.begin_artifact(v1, parts("art_a", 1, "a"), entry("begin"))
+        store.begin_artifact(v1, parts("art_a", 1, "a"), entry("begin"), job(v1))
         store.discard_pending("art_a", v1.version)
         assert store.pending_versions() == []
         with pytest.raises(StorageError):
@@ -67,7 +71,7 @@ class ArtifactStoreContract:
     def test_chunk_lookups_see_only_committed_versions(self, store: ArtifactStore) -> None:
         v1 = artifact("art_a", "1" * 64, 4)
         chunks = parts("art_a", 4, "a")
-        store.begin_artifact(v1, chunks, entry("begin"))
+        store.begin_artifact(v1, chunks, entry("begin"), job(v1))
         assert store.get_chunks([chunks[0].id]) == {}
         store.commit_artifact("art_a", v1.version, entry("ingested"))
         assert store.get_chunks([chunks[0].id, "nope"]) == {chunks[0].id: chunks[0]}
@@ -76,7 +80,7 @@ class ArtifactStoreContract:
 
     def test_delete_every_version(self, store: ArtifactStore) -> None:
         v1 = artifact("art_a", "1" * 64, 3)
-        store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"))
+        store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"), job(v1))
         store.commit_artifact("art_a", v1.version, entry("ingested"))
         assert store.delete_artifact("art_a", entry("delete")) == 3
         assert store.get_artifact("art_a") is None and store.delete_artifact("art_a", entry("delete")) is None
@@ -84,7 +88,7 @@ class ArtifactStoreContract:
 
     def test_whole_artifacts_keep_their_content(self, store: ArtifactStore) -> None:
         whole = artifact("art_w", "3" * 64, 0)
-        store.begin_artifact(whole, [], entry("begin"))
+        store.begin_artifact(whole, [], entry("begin"), job(whole))
         store.commit_artifact("art_w", whole.version, entry("ingested"))
         got = store.get_artifact("art_w")
         assert got is not None and got.content == "whole text" and got.participants == ("a", "b")

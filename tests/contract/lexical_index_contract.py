@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
-from tests.contract.artifact_store_contract import artifact, entry
+from tests.contract.artifact_store_contract import artifact, entry, job
 
 PROFILE = EmbeddingProfile("fake", "hash", 64, 64)
 AUDIT = AuditEntry("stored", "memory", ("x",), "test", "2025-01-01T00:00:00Z")
@@ -116,7 +116,7 @@ class LexicalIndexContract:
     def test_artifacts_and_chunks_are_searchable_only_once_committed(self, store) -> None:
         whole = dataclasses.replace(artifact("art_w", "1" * 64, 0), content="invoice from Acme for widgets",
                                     title="Acme invoice")
-        store.begin_artifact(whole, [], entry("begin"))
+        store.begin_artifact(whole, [], entry("begin"), job(whole))
         assert store.lexical_search("artifact", ["acme"], 5) == []
         store.commit_artifact("art_w", whole.version, entry("ingested"))
         assert ids(store.lexical_search("artifact", ["widgets"], 5)) == ["art_w"]
@@ -132,11 +132,11 @@ class LexicalIndexContract:
 
         v1 = artifact("art_c", "1" * 64, 2)
         store.begin_artifact(v1, [chunk("art_c", 0, "alpha release notes"), chunk("art_c", 1, "beta plans")],
-                             entry("begin"))
+                             entry("begin"), job(v1))
         store.commit_artifact("art_c", v1.version, entry("ingested"))
         assert len(store.lexical_search("chunk", ["alpha", "beta"], 5)) == 2
         v2 = artifact("art_c", "2" * 64, 1)
-        store.begin_artifact(v2, [chunk("art_c", 0, "gamma rollout")], entry("begin"))
+        store.begin_artifact(v2, [chunk("art_c", 0, "gamma rollout")], entry("begin"), job(v2))
         assert ids(store.lexical_search("chunk", ["gamma"], 5)) == []  # pending: invisible
         assert len(store.lexical_search("chunk", ["alpha", "beta"], 5)) == 2  # still the committed one
         store.commit_artifact("art_c", v2.version, entry("ingested"))

@@ -6,6 +6,7 @@ import pytest
 
 from adapters.memory import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
 from tests.contract.artifact_store_contract import ArtifactStoreContract
+from tests.contract.outbox_contract import OutboxContract
 from tests.contract.embedder_contract import EmbedderContract
 from tests.contract.lexical_index_contract import LexicalIndexContract
 from tests.contract.metadata_store_contract import MetadataStoreContract
@@ -46,6 +47,14 @@ class TestInMemoryArtifactStore(ArtifactStoreContract):
 
 
 class TestInMemoryLexicalIndex(LexicalIndexContract):
+    @pytest.fixture
+    def store(self):
+        from adapters.memory_artifacts import InMemoryStore
+
+        return InMemoryStore()
+
+
+class TestInMemoryOutbox(OutboxContract):
     @pytest.fixture
     def store(self):
         from adapters.memory_artifacts import InMemoryStore

@@ -11,6 +11,7 @@ from adapters.embedders.local import OnnxMiniLMEmbedder
 from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
 from adapters.tokenizers import TiktokenTokenizer
 from tests.contract.artifact_store_contract import ArtifactStoreContract
+from tests.contract.outbox_contract import OutboxContract
 from tests.contract.embedder_contract import EmbedderContract
 from tests.contract.lexical_index_contract import LexicalIndexContract
 from tests.contract.metadata_store_contract import MetadataStoreContract
@@ -121,3 +122,13 @@ def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(
     monkeypatch.setattr(adapters.fts, "MATCH_BUDGET", 0)
     assert store.lexical_search("memory", ["status"], 10) == []  # nothing fits: the vectors answer alone
     store.close()
+
+
+class TestSqliteOutbox(OutboxContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path):
+        from adapters.sqlalchemy_ledger import SqlStore
+
+        store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'outbox.sqlite3'}"))
+        yield store
+        store.close()
