@@ -92,6 +92,14 @@ class ChromaVectorIndex(VectorIndex):
         got = self._call(lambda: col.get(where=_where(where), include=[]), "read vectors")
         return list(got["ids"])
 
+    def export(self, collection: str, offset: int, limit: int) -> list[VectorRecord]:
+        col = self._collection(collection)
+        got = self._call(lambda: col.get(include=["embeddings", "metadatas"], limit=limit, offset=offset),
+                         "read vectors")
+        return [VectorRecord(vid, str(meta.get("record_id") or record_of(vid)), [float(x) for x in vector],
+                             {k: v for k, v in meta.items() if k != "record_id"})
+                for vid, vector, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True)]
+
     def drop(self, collection: str) -> None:
         client = self._connect()
         with self._lock:

@@ -113,6 +113,10 @@ class InMemoryVectorIndex(VectorIndex):
     def drop(self, collection: str) -> None:
         self._data.pop(collection, None)
 
+    def export(self, collection: str, offset: int, limit: int) -> list[VectorRecord]:
+        rows = self._data.get(collection, {})
+        return [rows[vid] for vid in sorted(rows)[offset:offset + limit]]
+
     def count(self, collection: str) -> int:
         return len(self._data.get(collection, {}))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from domain.locking import KeyedLock
@@ -21,6 +21,7 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
         self._guard = threading.RLock()
         self._claiming = threading.Lock()
         self._keyed = KeyedLock()
+        self.vectors_profile: str | None = None
 
     # --- used by the fake stores' writes -----------------------------------------------------
     def _put(self, collection: str, owner: str, records: Sequence[VectorRecord], pending: bool = False) -> None:
@@ -74,6 +75,24 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
         with self._guard:
             return sum(1 for (c, _), slot in self.stored.items() if c == collection
                        for _, pending in slot.values() if not pending)
+
+    def adopt_vectors(self, profile_key: str,
+                      pages: Callable[[], Iterator[tuple[str, list[VectorRecord]]]]) -> int | None:
+        with self._guard:
+            if self.vectors_profile == profile_key:
+                return None
+            if self.vectors_profile is None and self.stored:  # written by this release from the start
+                self.vectors_profile = profile_key
+                return None
+            self.stored.clear()
+            count = 0
+            for collection, records in pages():
+                for record in records:
+                    owner = str(record.metadata["artifact_id"]) if collection in ("artifact", "chunk") else record.record_id
+                    self._put(collection, owner, [record])
+                    count += 1
+            self.vectors_profile = profile_key
+            return count
 
     @contextmanager
     def hold(self, key: str) -> Iterator[None]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -59,13 +59,19 @@ jobs = Table(
 ARTIFACT_COLLECTIONS = ("artifact", "chunk")
 
 
-def put_vectors(conn: Connection, collection: str, owner: str, records: Sequence[VectorRecord],
+def put_vectors(conn: Connection, collection: str, owner: str | None, records: Sequence[VectorRecord],
                 pending: bool = False) -> None:
-    rows = [{"collection": collection, "id": r.id, "owner": owner, "version": str(r.metadata.get("version", "")),
-             "pending": pending, "embedding": array("f", r.vector).tobytes(),
-             "meta": json.dumps(r.metadata, sort_keys=True)} for r in records]
+    """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
+    rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
+             "version": str(r.metadata.get("version", "")), "pending": pending,
+             "embedding": array("f", r.vector).tobytes(), "meta": json.dumps(r.metadata, sort_keys=True)}
+            for r in records]
     for start in range(0, len(rows), 1_000):
         conn.execute(insert(vectors), rows[start:start + 1_000])
+
+
+def owner_of(collection: str, record: VectorRecord) -> str:
+    return str(record.metadata.get("artifact_id")) if collection in ARTIFACT_COLLECTIONS else record.record_id
 
 
 def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, version: str | None = None) -> None:
@@ -153,6 +159,25 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
         with self._engine.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(vectors).where(
                 vectors.c.collection == collection, vectors.c.pending.is_(False))).scalar() or 0)
+
+    def adopt_vectors(self, profile_key: str,
+                      pages: Callable[[], Iterator[tuple[str, list[VectorRecord]]]]) -> int | None:
+        meta = metadata.tables["store_meta"]
+        with self.schema_lock(), self._write() as conn:  # type: ignore[attr-defined]
+            current = conn.execute(select(meta.c.value).where(meta.c.key == "vectors_profile")).scalar()
+            if current == profile_key:
+                return None
+            count = None
+            # No marker but vectors: a store this release wrote from its start; nothing to take over.
+            if current is not None or conn.execute(select(vectors.c.id).limit(1)).first() is None:
+                conn.execute(delete(vectors))
+                count = 0
+                for collection, records in pages():
+                    put_vectors(conn, collection, None, records)
+                    count += len(records)
+            conn.execute(delete(meta).where(meta.c.key == "vectors_profile"))
+            conn.execute(insert(meta).values(key="vectors_profile", value=profile_key))
+        return count
 
     @contextmanager
     def hold(self, key: str) -> Iterator[None]:

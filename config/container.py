@@ -16,7 +16,7 @@ from domain.usecases.history import AppendTurn, GetHistory
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact
 from domain.usecases.ingest import IngestArtifact, ResumeIngests
 from domain.usecases.maintenance import CheckProfile
-from domain.usecases.vector_sync import RebuildVectors, SyncVectors
+from domain.usecases.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
 from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory
 from domain.usecases.ranking import Ranker
 from domain.usecases.retrieve import Retriever
@@ -131,6 +131,8 @@ class UseCases(containers.DeclarativeContainer):
     sync_vectors = providers.ThreadSafeSingleton(
         SyncVectors, outbox=adapters.store, vectors=adapters.vectors, batch=settings.provided.memtrove_outbox_batch)
     rebuild_vectors = providers.Factory(RebuildVectors, outbox=adapters.store, vectors=adapters.vectors)
+    adopt_vectors = providers.Factory(AdoptIndexedVectors, outbox=adapters.store, vectors=adapters.vectors,
+                                      profile=adapters.embedder.provided.profile)
     store_memory = providers.Factory(
         StoreMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer)
     list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -97,6 +97,10 @@ class VectorIndex(Protocol):
 
     def drop(self, collection: str) -> None:
         """Remove the collection and every vector in it (a rebuild starts from nothing)."""
+        ...
+
+    def export(self, collection: str, offset: int, limit: int) -> list[VectorRecord]:
+        """A page of the collection's vectors with their metadata, in a stable order."""
         ...
 
     def count(self, collection: str) -> int: ...
@@ -278,6 +282,16 @@ class VectorOutbox(Protocol):
         ...
 
     def count_vectors(self, collection: str) -> int: ...
+
+    def adopt_vectors(self, profile_key: str,
+                      pages: Callable[[], Iterator[tuple[str, list[VectorRecord]]]]) -> int | None:
+        """Make the stored vectors those of ``profile_key`` from ``pages`` (collection, records), once.
+
+        For a store whose vectors lived only in the index (older releases), or that switched
+        profile after a re-embed. None when the store already holds that profile's vectors;
+        ``pages`` is only read when it does not.
+        """
+        ...
 
 
 @runtime_checkable

@@ -68,7 +68,9 @@ class Runtime:
         with self._lock:
             if self._ready:
                 return
-            self.app.adapters.vectors()
+            adopted = self.app.use_cases.adopt_vectors()()
+            if adopted is not None:
+                logger.info("vectors_adopted count={} (the store now holds the index's vectors)", adopted)
             self.app.use_cases.sync_vectors()
             self._spawn("memtrove-vectors", self._sync_loop)
             self._spawn("memtrove-resume", self._resume_loop)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from domain.errors import StorageError
-from domain.model import OutboxItem, VectorRecord
+from domain.model import EmbeddingProfile, OutboxItem, VectorRecord
 from domain.ports import VectorIndex, VectorOutbox
 
 # Vectors of artifacts and chunks are owned by their artifact; the others by their own record.
@@ -91,3 +92,28 @@ class RebuildVectors:
                 after = records[-1].id
             counts[collection] = total
         return counts
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptIndexedVectors:
+    """Once per profile: the store takes over the vectors the index holds (an older store, a switch).
+
+    A store written by an older release kept its vectors only in the index; after a re-embed and a
+    switch the new profile's vectors are in its index only. Either way they are copied into the
+    store, which is then the source the index is rebuilt from.
+    """
+
+    outbox: VectorOutbox
+    vectors: VectorIndex
+    profile: EmbeddingProfile
+    page: int = 2_000
+
+    def __call__(self) -> int | None:
+        return self.outbox.adopt_vectors(self.profile.key, self._pages)
+
+    def _pages(self) -> Iterator[tuple[str, list[VectorRecord]]]:
+        for collection in COLLECTIONS:
+            offset = 0
+            while (records := self.vectors.export(collection, offset, self.page)):
+                yield collection, records
+                offset += len(records)

@@ -62,8 +62,17 @@ def vectors_by_owner(rt: Runtime, collection: str) -> dict[str, set[str]]:
 
 
 def assert_stores_agree(rt: Runtime) -> dict[str, str]:
-    """Rows and vectors describe exactly the same committed versions; returns artifact id -> version."""
+    """Rows and vectors describe exactly the same committed versions; returns artifact id -> version.
+
+    The vector index follows the store: first everything committed is brought into it (what the
+    worker does in the background, and every search before it reads).
+    """
+    rt.app.use_cases.sync_vectors().catch_up()
     store = rt.app.adapters.store()
+    assert store.oldest_queued() is None and store.open_jobs() == []
+    for collection in (WHOLE, CHUNKS):  # the index holds exactly what the store holds
+        stored = {r.id for r in store.stored_vectors(collection, "", 10**9)}
+        assert stored == set(rt.app.adapters.vectors().all_vectors(collection)), collection
     assert store.pending_versions() == [], "a pending version outlived its ingest"
     committed = store.committed_versions()
     expected_whole: set[str] = set()
@@ -254,7 +263,8 @@ def test_rows_and_vectors_survive_a_restart(tmp_path: Path) -> None:
         second.shutdown()
 
 
-def test_start_sweeps_vectors_of_old_and_half_written_versions(tmp_path: Path) -> None:
+def test_foreign_vectors_are_never_returned_and_a_rebuild_from_the_store_drops_them(tmp_path: Path) -> None:
+    """No start-up sweep any more: the index is derived, so strays are ignored by reads and gone after a rebuild."""
     data = tmp_path / "data"
     first = runtime(data)
     kept = ingest(first, prose(14, 90))
@@ -272,6 +282,11 @@ def test_start_sweeps_vectors_of_old_and_half_written_versions(tmp_path: Path) -
 
     second = runtime(data)
     try:
+        hits = second.app.use_cases.hybrid_search()(SearchRequest(prose(14, 1), limit=10, mode="vector")).hits
+        assert all("0123456789ab" not in h.id and not h.id.startswith("art_" + "f" * 32) for h in hits)
+        assert {h.fields["artifact_id"] for h in hits} == {kept.artifact.id}
+        counts = second.app.use_cases.rebuild_vectors()()
+        assert counts[CHUNKS] == kept.artifact.num_chunks and counts[WHOLE] == 0
         assert assert_stores_agree(second) == committed
     finally:
         second.shutdown()

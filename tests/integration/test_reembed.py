@@ -47,7 +47,9 @@ def test_reembed_everything_then_switch(tmp_path: Path, fake: FakeOpenAIServer) 
     uc.ingest_artifact()(IngestRequest("note", "manual", "short note about ferries"))
     memory = uc.store_memory()(StoreMemoryRequest("prefers the harbour walk", "preference", 0.8))
     uc.append_turn()(AppendTurnRequest("c1", "user", "when is the bridge closed?", 0))
+    uc.sync_vectors().catch_up()
     before = rt.app.adapters.vectors().count("chunk")
+    assert before == rt.app.adapters.store().count_vectors("chunk") > 0
 
     one = uc.reembed(target_embedder="openai-compatible")(art.id)
     assert (one.artifacts, one.complete) == (1, False)
@@ -72,6 +74,15 @@ def test_reembed_everything_then_switch(tmp_path: Path, fake: FakeOpenAIServer) 
                                                                    include_history=True))
     assert outcome.hits[0].id == chunk.id and outcome.hits[0].fields["similarity"] == pytest.approx(1.0)
     assert outcome.hits[0].fields["provenance"]["embedding_provider"] == "openai-compatible"
+    # The store took the new profile's vectors over from its index at the switch: a rebuild from the
+    # store gives the same index, in the new dimensions, without embedding anything.
+    store, index = switched.app.adapters.store(), switched.app.adapters.vectors()
+    assert store.count_vectors("chunk") == index.count("chunk") == before
+    dims = {len(r.vector) for r in store.stored_vectors("chunk", "", 10_000)}
+    assert dims == {switched.app.adapters.embedder().profile.dimensions}
+    requests = len(fake.requests)
+    assert switched.app.use_cases.rebuild_vectors()()["chunk"] == before
+    assert len(fake.requests) == requests
     switched.shutdown()
 
 

@@ -52,16 +52,80 @@ def test_profiles_never_share_a_collection(tmp_path: Path) -> None:
     assert small.collection_name("memory") != large.collection_name("memory")
 
 
-def test_start_repairs_vectors_left_by_an_interrupted_write(tmp_path: Path) -> None:
-    first = runtime(tmp_path)
-    kept = first.app.use_cases.store_memory()(StoreMemoryRequest("keep me", "fact", 0.5))
-    vectors = first.app.adapters.vectors()
-    vectors.upsert("memory", [VectorRecord("mem_ghost::abc::0", "mem_ghost", [1.0] + [0.0] * 31)])
-    vectors.upsert("history", [VectorRecord("c9_turn_0::abc::0", "c9_turn_0", [1.0] + [0.0] * 31)])
-    first.shutdown()
+def test_work_committed_before_a_crash_reaches_the_index_from_the_outbox(tmp_path: Path) -> None:
+    first = runtime(tmp_path)  # never made ready: its vector worker never ran, like a kill after the commit
+    kept = first.app.use_cases.store_memory()(StoreMemoryRequest("keep me, the quasar fact", "fact", 0.5))
+    first.app.use_cases.append_turn()(AppendTurnRequest("c1", "user", "quasar talk", 0))
+    assert first.app.adapters.vectors().count("memory") == 0 and first.app.adapters.store().oldest_queued()
+    first.app.shutdown_resources()
 
     second = runtime(tmp_path)
     second.ensure_ready()
-    owners = set(second.app.adapters.vectors().all_vectors("memory").values())
-    assert owners == {kept.id}
-    assert second.app.adapters.vectors().count("history") == 0
+    hits = second.app.use_cases.search_memories()(SearchMemoriesRequest("quasar fact", 1, mode="vector"))
+    assert [h.id for h in hits] == [kept.id]  # the search caught up with the outbox first
+    assert second.app.adapters.store().oldest_queued() is None
+    assert set(second.app.adapters.vectors().all_vectors("memory").values()) == {kept.id}
+    assert set(second.app.adapters.vectors().all_vectors("history").values()) == {"c1_turn_0"}
+    second.shutdown()
+
+
+def test_stale_vectors_in_the_index_are_replaced_when_their_owner_is_synced(tmp_path: Path) -> None:
+    rt = runtime(tmp_path)
+    rt.ensure_ready()
+    vectors = rt.app.adapters.vectors()
+    vectors.upsert("history", [VectorRecord("c9_turn_0::abc::0", "c9_turn_0", [1.0] + [0.0] * 31)])
+    rt.app.use_cases.append_turn()(AppendTurnRequest("c9", "user", "the real turn", 0))
+    rt.app.use_cases.sync_vectors().catch_up()
+    assert [v for v in vectors.all_vectors("history")] != ["c9_turn_0::abc::0"]
+    assert set(vectors.all_vectors("history").values()) == {"c9_turn_0"}
+    assert "c9_turn_0::abc::0" not in vectors.all_vectors("history")
+    rt.shutdown()
+
+
+def test_the_vector_index_is_rebuilt_from_the_store_without_embedding(tmp_path: Path) -> None:
+    embedder = HashEmbedder(dimensions=32, max_tokens=64)
+    rt = runtime(tmp_path, embedder)
+    rt.ensure_ready()
+    uc = rt.app.use_cases
+    memory = uc.store_memory()(StoreMemoryRequest("the nebula preference", "preference", 0.9))
+    uc.append_turn()(AppendTurnRequest("c1", "user", "nebula chat", 0))
+    uc.sync_vectors().catch_up()
+    before = {c: sorted(rt.app.adapters.vectors().all_vectors(c)) for c in ("memory", "history", "history_context")}
+    for collection in before:
+        rt.app.adapters.vectors().drop(collection)
+    calls = len(embedder.calls)
+    counts = uc.rebuild_vectors()()
+    assert len(embedder.calls) == calls
+    assert counts["memory"] == 1 and counts["history"] == 1
+    after = {c: sorted(rt.app.adapters.vectors().all_vectors(c)) for c in before}
+    assert after == before
+    hits = uc.search_memories()(SearchMemoriesRequest("nebula preference", 1, mode="vector"))
+    assert [h.id for h in hits] == [memory.id]
+    rt.shutdown()
+
+
+def test_a_store_of_an_older_release_takes_its_vectors_over_from_the_index(tmp_path: Path) -> None:
+    """Older releases kept vectors in Chroma only: the first start copies them into the store, once."""
+    import sqlite3
+
+    first = runtime(tmp_path)
+    first.ensure_ready()
+    memory = first.app.use_cases.store_memory()(StoreMemoryRequest("the comet preference", "preference", 0.9))
+    first.app.use_cases.sync_vectors().catch_up()
+    ids = sorted(first.app.adapters.vectors().all_vectors("memory"))
+    first.shutdown()
+    with sqlite3.connect(tmp_path / "memtrove.sqlite3") as db:  # what an older release's store looks like
+        db.execute("DELETE FROM vectors")
+        db.execute("DELETE FROM store_meta WHERE key = 'vectors_profile'")
+
+    second = runtime(tmp_path)
+    second.ensure_ready()
+    store = second.app.adapters.store()
+    assert sorted(r.id for r in store.stored_vectors("memory", "", 100)) == ids
+    assert second.app.use_cases.adopt_vectors()() is None  # once only
+    for collection in ("memory", "history"):
+        second.app.adapters.vectors().drop(collection)
+    second.app.use_cases.rebuild_vectors()()
+    hits = second.app.use_cases.search_memories()(SearchMemoriesRequest("comet preference", 1, mode="vector"))
+    assert [h.id for h in hits] == [memory.id]
+    second.shutdown()
