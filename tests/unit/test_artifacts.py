@@ -1,15 +1,20 @@
-"""Artifact use cases on the in-memory fakes: idempotency, replacement, two-phase writes, search."""
+"""Artifact use cases on the in-memory fakes: idempotency, replacement, durable ingest jobs, search."""
 
 from __future__ import annotations
+
+import time
+from dataclasses import replace
 
 import pytest
 
 from domain.errors import EmbeddingError, NotFoundError, StorageError, ValidationError
-from domain.model import ChunkSpec
-from domain.usecases.artifacts import DeleteArtifact, GetArtifact, IngestArtifact, IngestRequest, reconstruct
-from domain.usecases.maintenance import RepairStores
+from domain.ids import artifact_id, version_of
+from domain.model import AuditEntry, ChunkSpec, IngestJob, VectorRecord
+from domain.usecases.artifact_input import IngestRequest
+from domain.usecases.artifacts import DeleteArtifact, GetArtifact, reconstruct
+from domain.usecases.ingest import IngestArtifact, ResumeIngests
 from domain.usecases.search import ArtifactSearch, HybridSearch, SearchRequest
-from tests.conftest import catalog, searcher
+from tests.conftest import catalog, searcher, synced, syncer
 from plugins.chunkers.token_window import TokenWindowChunker
 
 LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " + " ".join(
@@ -17,7 +22,7 @@ LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " +
 
 
 def ingest_uc(w, **kw):
-    return IngestArtifact(w.embedder, w.vectors, w.artifacts, catalog(TokenWindowChunker()), w.tokenizer,
+    return IngestArtifact(w.embedder, w.artifacts, w.artifacts, catalog(TokenWindowChunker()), w.tokenizer,
                           ChunkSpec(30, 5, 30), w.split, **kw)
 
 
@@ -29,7 +34,8 @@ def test_small_artifact_is_stored_whole(aworld) -> None:
     result = ingest_uc(aworld)(IngestRequest("note", "manual", "buy oat milk"))
     assert result.status == "ingested" and not result.artifact.is_chunked
     assert result.stored_ids == [result.artifact.id] and len(result.artifact.id) == 36
-    assert aworld.vectors.count("artifact") == 1 and aworld.vectors.count("chunk") == 0
+    assert aworld.vectors.count("artifact") == 0 and aworld.store.oldest_queued() is not None  # the worker's job
+    assert synced(aworld).vectors.count("artifact") == 1 and aworld.vectors.count("chunk") == 0
 
 
 def test_large_artifact_is_chunked_with_stable_ids(aworld) -> None:
@@ -52,13 +58,15 @@ def test_same_source_same_content_is_a_no_op(aworld) -> None:
 def test_changed_content_replaces_every_chunk_and_vector(aworld) -> None:
     ingest = ingest_uc(aworld)
     first = ingest(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    assert {version_of(v) for v in synced(aworld).vectors.all_vectors("chunk")} == {first.artifact.version}
     second = ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "giraffe"), source_id="d1"))
     assert second.status == "replaced" and second.artifact.id == first.artifact.id
-    versions = {vid.rsplit("::", 2)[-2] for vid in aworld.vectors.all_vectors("chunk")}
-    assert versions == {second.artifact.version}
+    stored = {version_of(r.id) for r in aworld.store.stored_vectors("chunk", "", 10_000)}
+    assert stored == {second.artifact.version}  # the store dropped the old version's vectors with it
+    versions = {version_of(vid) for vid in synced(aworld).vectors.all_vectors("chunk")}
+    assert versions == {second.artifact.version}  # and the sync dropped them from the index
     view = GetArtifact(aworld.artifacts)(first.artifact.id, include_content=True)
     assert "giraffe" in view.content and "zebra" not in view.content
-    assert RepairStores(aworld.store, aworld.vectors, aworld.artifacts)().stale_vectors_removed == 0
 
 
 def test_embedding_failure_part_way_writes_nothing(aworld) -> None:
@@ -68,50 +76,94 @@ def test_embedding_failure_part_way_writes_nothing(aworld) -> None:
     chunks = len(TokenWindowChunker().chunk(LONG, ChunkSpec(30, 5, 30), aworld.tokenizer))
     assert raised.value.message.startswith(
         f"Failed to ingest artifact: embedding generation failed for {chunks - 8} chunks. No data was written.")
-    assert aworld.artifacts.versions == {} and aworld.vectors.count("chunk") == 0 and aworld.store.audit == []
+    assert aworld.artifacts.versions == {} and aworld.artifacts.jobs == {}
+    assert not any(aworld.store.stored.values())  # no vector, pending or not
+    assert "ingested" not in {e.action for e in aworld.store.audit}  # at most its "ingest_begin" remains
+    assert aworld.store.oldest_queued() is None and synced(aworld).vectors.count("chunk") == 0
 
 
-def test_vector_failure_rolls_the_pending_version_back(aworld) -> None:
-    def broken(*_):
+def test_an_index_failure_does_not_fail_the_ingest_and_the_work_waits_in_the_queue(aworld, monkeypatch) -> None:
+    def down(*_):
         raise StorageError("chroma down")
-    aworld.vectors.upsert = broken
-    with pytest.raises(StorageError):
-        ingest_uc(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1"))
-    assert aworld.artifacts.versions == {}
+    monkeypatch.setattr(aworld.vectors, "upsert", down)
+    result = ingest_uc(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    assert result.status == "ingested" and aworld.store.count_vectors("chunk") == len(result.chunks)
+    queued = list(aworld.store.queued)
+    with pytest.raises(StorageError, match="chroma down"):
+        syncer(aworld).step()
+    assert aworld.store.queued == queued and aworld.vectors.count("chunk") == 0
+    monkeypatch.undo()  # the index is back
+    assert syncer(aworld).drain() == len(queued) and aworld.store.oldest_queued() is None
+    assert aworld.vectors.count("chunk") == len(result.chunks)
+    hits = hybrid(aworld)(SearchRequest("launch code zebra", limit=1, mode="vector")).hits
+    assert hits[0].fields["artifact_id"] == result.artifact.id
 
 
-def test_a_crash_before_commit_is_rolled_back_at_the_next_start(aworld) -> None:
-    class Crash(BaseException):  # like SIGKILL: no except-Exception handler runs
-        pass
+class Crash(BaseException):  # like SIGKILL: no except-Exception handler runs
+    pass
 
-    def crash_at(point: str):
-        def checkpoint(reached: str) -> None:
-            if reached == point:
-                raise Crash(point)
-        return checkpoint
 
+def crash_at(point: str):
+    def checkpoint(reached: str) -> None:
+        if reached == point:
+            raise Crash(point)
+    return checkpoint
+
+
+def test_a_crash_before_commit_leaves_a_job_the_next_start_finishes_without_re_embedding(aworld) -> None:
     with pytest.raises(Crash):
-        ingest_uc(aworld, checkpoint=crash_at("vectors_0"))(IngestRequest("doc", "drive", LONG, source_id="d1"))
-    assert aworld.artifacts.pending_versions() and aworld.vectors.count("chunk") > 0
+        ingest_uc(aworld, checkpoint=crash_at("vectors_0"), embed_batch=4)(
+            IngestRequest("doc", "drive", LONG, source_id="d1"))
+    [job] = aworld.artifacts.open_jobs()
+    assert job.status == "indexing" and 0 < job.done < job.total
+    assert aworld.artifacts.pending_versions() == [(job.artifact_id, job.version)]
+    assert aworld.store.oldest_queued() is None  # nothing is queued for the index before the commit
     assert hybrid(aworld)(SearchRequest("launch code zebra")).hits == []  # never visible half-written
-    report = RepairStores(aworld.store, aworld.vectors, aworld.artifacts)()
-    assert report.pending_artifacts_rolled_back == 1
-    assert aworld.artifacts.versions == {} and aworld.vectors.count("chunk") == 0
+    view = GetArtifact(aworld.artifacts)(job.artifact_id)
+    assert view.artifact is None and view.job == job
+    embedded = [text for call in aworld.embedder.calls for text in call]
+    assert ResumeIngests(ingest_uc(aworld, embed_batch=4), aworld.artifacts, exclusive=True)() == 1
+    again = [text for call in aworld.embedder.calls for text in call][len(embedded):]
+    assert len(embedded) + len(again) == job.total and not set(embedded) & set(again)  # each chunk once
+    assert aworld.artifacts.open_jobs() == [] and aworld.artifacts.pending_versions() == []
+    assert GetArtifact(aworld.artifacts)(job.artifact_id, include_content=True).content == LONG
+    hits = hybrid(aworld)(SearchRequest("launch code zebra")).hits
+    assert hits and hits[0].fields["artifact_id"] == job.artifact_id
+
+
+def test_stale_vectors_in_the_index_are_never_found_and_go_when_their_artifact_is_synced(aworld) -> None:
+    ingest = ingest_uc(aworld)
+    ingest(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    old = aworld.store.stored_vectors("chunk", "", 10_000)
+    ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "giraffe"), source_id="d1"))
+    synced(aworld).vectors.upsert("chunk", old)  # the first version's vectors, back in the index
+    ghost = artifact_id("manual", "n1", "")  # and vectors of an artifact that does not exist (yet)
+    aworld.vectors.upsert("artifact", [VectorRecord(f"{ghost}::abc::0", ghost, aworld.embedder.embed_query(
+        "launch code zebra"), {"artifact_id": ghost})])
+    hits = hybrid(aworld)(SearchRequest("launch code zebra", limit=5, mode="vector")).hits
+    assert hits and ghost not in {h.fields["artifact_id"] for h in hits}
+    assert all("zebra" not in h.content for h in hits)  # the ranker checks versions: only giraffe's chunks
+    third = ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "okapi"), source_id="d1"))
+    note = ingest(IngestRequest("note", "manual", "a short note", source_id="n1"))  # queues the ghost's owner
+    assert note.artifact.id == ghost
+    assert {version_of(v) for v in synced(aworld).vectors.all_vectors("chunk")} == {third.artifact.version}
+    assert {version_of(v) for v in aworld.vectors.all_vectors("artifact")} == {note.artifact.version}
 
 
 def test_concurrent_different_content_for_one_source_is_refused(aworld) -> None:
     ingest = ingest_uc(aworld)
     first = ingest(IngestRequest("doc", "drive", LONG, source_id="d1"))
-    aworld.artifacts.begin_artifact(first.artifact.__class__(**{**{f: getattr(first.artifact, f) for f in
-                                                                   first.artifact.__dataclass_fields__},
-                                                                "content_hash": "f" * 64}), [], first_entry())
+    other = replace(first.artifact, content_hash="f" * 64)
+    held = IngestJob(other.id, other.version, "indexing", 0, 1, lease_owner="another-worker",
+                     lease_until=time.time() + 60)
+    aworld.artifacts.begin_artifact(other, [], first_entry(), held)
     with pytest.raises(ValidationError) as raised:
         ingest(IngestRequest("doc", "drive", LONG + " more", source_id="d1"))
     assert raised.value.field == "source_id" and "concurrently" in raised.value.message
+    assert aworld.artifacts.ingest_job(other.id) == held
 
 
 def first_entry():
-    from domain.model import AuditEntry
     return AuditEntry("ingest_begin", "artifact", ("x",), "test", "2025-01-01T00:00:00Z")
 
 
@@ -145,12 +197,14 @@ def test_ten_megabytes_is_the_limit(aworld) -> None:
 
 def test_delete_cascades(aworld) -> None:
     art = ingest_uc(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1")).artifact
-    assert DeleteArtifact(aworld.vectors, aworld.artifacts)(art.id) == art.num_chunks
-    assert aworld.vectors.count("chunk") == 0
+    assert synced(aworld).vectors.count("chunk") == art.num_chunks
+    assert DeleteArtifact(aworld.artifacts, aworld.artifacts)(art.id) == art.num_chunks
+    assert aworld.store.count_vectors("chunk") == 0 and aworld.store.oldest_queued() is not None
+    assert synced(aworld).vectors.count("chunk") == 0
     with pytest.raises(NotFoundError, match=f"Artifact {art.id} not found"):
         GetArtifact(aworld.artifacts)(art.id)
     with pytest.raises(ValidationError, match="must start with 'art_'"):
-        DeleteArtifact(aworld.vectors, aworld.artifacts)("doc_1")
+        DeleteArtifact(aworld.artifacts, aworld.artifacts)("doc_1")
 
 
 def test_hybrid_search_finds_the_passage_and_fills_the_limit(aworld) -> None:

@@ -8,9 +8,11 @@ from domain.chunker_choice import choose
 from domain.chunking import content_hash
 from domain.errors import ValidationError
 from domain.model import Chunk, ChunkSpec
-from domain.usecases.artifacts import GetArtifact, IngestArtifact, IngestRequest
+from domain.usecases.artifact_input import IngestRequest
+from domain.usecases.artifacts import GetArtifact
+from domain.usecases.ingest import IngestArtifact
 from plugins.chunkers.token_window import TokenWindowChunker
-from tests.conftest import catalog
+from tests.conftest import catalog, synced
 
 ALL = {"token-window", "markdown", "email", "chat", "code"}
 LONG = "\n\n".join(f"Paragraph {i} talks about topic {i} at some length so that it needs chunks." for i in range(40))
@@ -63,7 +65,7 @@ class Gappy(Paragraphs):
 
 
 def ingest(w, chunkers, **kw):
-    return IngestArtifact(w.embedder, w.vectors, w.artifacts, chunkers, w.tokenizer, ChunkSpec(30, 5, 30),
+    return IngestArtifact(w.embedder, w.artifacts, w.artifacts, chunkers, w.tokenizer, ChunkSpec(30, 5, 30),
                           w.split, **kw)
 
 
@@ -88,7 +90,7 @@ def test_chunks_marked_not_indexed_are_kept_but_neither_embedded_nor_searchable(
         IngestRequest("doc", "drive", LONG, source_id="d2", chunker="paragraphs"))
     indexed = [c for c in result.chunks if c.metadata["indexed"]]
     assert 0 < len(indexed) < len(result.chunks)
-    assert set(aworld.vectors.vectors_of("chunk", [c.id for c in result.chunks])) == {c.id for c in indexed}
+    assert set(synced(aworld).vectors.vectors_of("chunk", [c.id for c in result.chunks])) == {c.id for c in indexed}
     hidden = next(c for c in result.chunks if not c.metadata["indexed"])
     found = aworld.store.lexical_search("chunk", ["paragraph", hidden.content.split()[1]], 100)
     assert hidden.id not in {m.record_id for m in found}

@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import StorageError, ValidationError
+from domain.ids import version_of
 from domain.model import VectorRecord
 from domain.usecases.history import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest, GetHistory
-from domain.usecases.maintenance import RepairStores
+from domain.usecases.search import HybridSearch, SearchRequest
+from tests.conftest import searcher, synced
 
 
 def append_uc(world, clock=None):
     kwargs = {"clock": clock} if clock else {}
-    return AppendTurn(world.embedder, world.vectors, world.store, world.split, world.tokenizer, **kwargs)
+    return AppendTurn(world.embedder, world.store, world.store, world.split, world.tokenizer, **kwargs)
 
 
 def test_append_and_get_oldest_first(world) -> None:
@@ -36,12 +38,15 @@ def test_same_content_is_a_no_op(world) -> None:
 def test_new_content_replaces_turn_and_its_vectors(world) -> None:
     append = append_uc(world)
     append(AppendTurnRequest("c", "user", " ".join(["old"] * 120), 0))
-    assert len(world.vectors.vectors_of("history", ["c_turn_0"])["c_turn_0"]) > 1
+    assert len(synced(world).vectors.vectors_of("history", ["c_turn_0"])["c_turn_0"]) > 1
     result = append(AppendTurnRequest("c", "user", "brand new", 0))
     assert result.status == "replaced"
     assert world.store.get_turn("c", 0).content == "brand new"
-    assert len(world.vectors.vectors_of("history", ["c_turn_0"])["c_turn_0"]) == 1
-    assert RepairStores(world.store, world.vectors)().stale_vectors_removed == 0
+    assert len(world.vectors.vectors_of("history", ["c_turn_0"])["c_turn_0"]) > 1  # the old ones, until the sync
+    assert world.store.oldest_queued() is not None
+    digest = result.turn.content_hash[:12]
+    for collection in ("history", CONTEXT_COLLECTION):
+        assert [version_of(vid) for vid in synced(world).vectors.all_vectors(collection)] == [digest]
 
 
 def test_ts_is_normalised_to_utc(world) -> None:
@@ -66,7 +71,8 @@ def test_bad_append_input_changes_nothing(world, request_, field) -> None:
     with pytest.raises(ValidationError) as raised:
         append_uc(world)(request_)
     assert raised.value.field == field and field in raised.value.message.lower()
-    assert world.store.turns == {} and world.vectors.count("history") == 0
+    assert world.store.turns == {} and world.store.oldest_queued() is None
+    assert synced(world).vectors.count("history") == 0
 
 
 def test_get_history_limits(world) -> None:
@@ -78,18 +84,31 @@ def test_get_history_limits(world) -> None:
         get("", 5)
 
 
-def test_repair_removes_orphans_and_stale_versions(world) -> None:
+def stray(owner: str, version: str = "abc") -> VectorRecord:
+    """A vector the index holds but the store does not: left by a lost sync, or written straight in."""
+    return VectorRecord(f"{owner}::{version}::0", owner, [1.0] + [0.0] * 63)
+
+
+def test_stale_vectors_in_the_index_are_never_found_and_go_when_their_owner_is_synced(world) -> None:
     append = append_uc(world)
     append(AppendTurnRequest("c", "user", "version one", 0))
-    before = dict(world.vectors.all_vectors("history"))
+    synced(world)
+    old = {c: world.store.stored_vectors(c, "", 100) for c in ("history", CONTEXT_COLLECTION)}
     append(AppendTurnRequest("c", "user", "version two", 0))
-    # Simulate a crash after the new row but before stale vectors were dropped, and an orphan.
-    for vid, owner in before.items():
-        world.vectors.upsert("history", [VectorRecord(vid, owner, [1.0] + [0.0] * 63)])
-    world.vectors.upsert("history", [VectorRecord("gone_turn_0::abc::0", "gone_turn_0", [1.0] + [0.0] * 63)])
-    report = RepairStores(world.store, world.vectors)()
-    assert report.stale_vectors_removed == len(before) and report.orphan_vectors_removed == 1
-    assert set(world.vectors.all_vectors("history").values()) == {"c_turn_0"}
+    synced(world)
+    for collection, records in old.items():  # an old version's vectors back in the index, and a turn
+        world.vectors.upsert(collection, [*records, stray("c_turn_1")])  # that does not exist
+    search = HybridSearch(searcher(world), world.store)
+    for mode in ("vector", "hybrid"):
+        hits = search(SearchRequest("version one", 5, include_history=True, mode=mode)).hits
+        assert [(h.id, h.content) for h in hits] == [("c_turn_0", "version two")]
+        assert hits[0].fields["similarity"] < 1.0  # "version two"'s own vector; v1's would say 1.0
+    append(AppendTurnRequest("c", "user", "version three", 0))  # queues c_turn_0
+    append(AppendTurnRequest("c", "assistant", "a reply", 1))  # queues c_turn_1
+    current = {(t.id, t.content_hash[:12]) for t in world.store.turns.values()}
+    for collection in ("history", CONTEXT_COLLECTION):
+        assert {(owner, version_of(vid)) for vid, owner in synced(world).vectors.all_vectors(collection).items()
+                } == current
 
 
 def test_concurrent_appends_of_one_turn_leave_row_and_vectors_agreeing(world) -> None:
@@ -108,13 +127,14 @@ def test_concurrent_appends_of_one_turn_leave_row_and_vectors_agreeing(world) ->
     for t in threads:
         t.join()
     digest = world.store.get_turn("c", 0).content_hash
-    versions = {vid.rsplit("::", 2)[-2] for vid in world.vectors.all_vectors("history")}
-    assert versions == {digest[:12]}
+    for collection in ("history", CONTEXT_COLLECTION):
+        versions = {version_of(vid) for vid in synced(world).vectors.all_vectors(collection)}
+        assert versions == {digest[:12]}
 
 
 def context_match(world, text: str):
-    """The turn whose contextual vector is nearest to ``text``, and how near."""
-    found = world.vectors.query(CONTEXT_COLLECTION, world.embedder.embed_query(text), 1)[0]
+    """The turn whose contextual vector is nearest to ``text``, and how near (once the index caught up)."""
+    found = synced(world).vectors.query(CONTEXT_COLLECTION, world.embedder.embed_query(text), 1)[0]
     return found.record_id, round(found.score, 6)
 
 
@@ -136,7 +156,10 @@ def test_the_next_turn_is_read_again_when_the_one_before_arrives_or_changes(worl
     append(AppendTurnRequest("c", "user", "Where did you swim?", 0))
     assert context_match(world, "Where did you swim?\nThe lake.") == ("c_turn_1", 1.0)
     assert sorted(world.vectors.all_vectors(CONTEXT_COLLECTION).values()) == ["c_turn_0", "c_turn_1"]
-    assert RepairStores(world.store, world.vectors)().stale_vectors_removed == 0
+    current = {(t.id, t.content_hash[:12]) for t in world.store.turns.values()}
+    for collection in ("history", CONTEXT_COLLECTION):  # no vector of an older version is left
+        assert {(owner, version_of(vid)) for vid, owner in world.vectors.all_vectors(collection).items()
+                } == current
 
 
 def test_a_failed_append_leaves_no_vectors_in_either_collection(world, monkeypatch) -> None:
@@ -149,27 +172,13 @@ def test_a_failed_append_leaves_no_vectors_in_either_collection(world, monkeypat
     monkeypatch.setattr(world.store, "put_turn", broken)
     with pytest.raises(StorageError):
         append(AppendTurnRequest("c", "assistant", "second", 1))
-    assert set(world.vectors.all_vectors("history").values()) == {"c_turn_0"}
-    assert set(world.vectors.all_vectors(CONTEXT_COLLECTION).values()) == {"c_turn_0"}
-
-
-def test_repair_sweeps_contextual_vectors_of_turns_that_changed_or_vanished(world) -> None:
-    append = append_uc(world)
-    append(AppendTurnRequest("c", "user", "version one", 0))
-    before = dict(world.vectors.all_vectors(CONTEXT_COLLECTION))
-    append(AppendTurnRequest("c", "user", "version two", 0))
-    for vid, owner in before.items():  # a crash before the stale vectors went
-        world.vectors.upsert(CONTEXT_COLLECTION, [VectorRecord(vid, owner, [1.0] + [0.0] * 63)])
-    world.vectors.upsert(CONTEXT_COLLECTION, [VectorRecord("gone_turn_0::abc::0", "gone_turn_0", [1.0] + [0.0] * 63)])
-    report = RepairStores(world.store, world.vectors)()
-    assert report.stale_vectors_removed == len(before) and report.orphan_vectors_removed == 1
-    assert set(world.vectors.all_vectors(CONTEXT_COLLECTION).values()) == {"c_turn_0"}
+    synced(world)
+    for collection in ("history", CONTEXT_COLLECTION):
+        assert world.store.count_vectors(collection) == 1
+        assert set(world.vectors.all_vectors(collection).values()) == {"c_turn_0"}
 
 
 def test_a_reply_is_found_through_the_turn_it_answers(world) -> None:
-    from domain.usecases.search import HybridSearch, SearchRequest
-    from tests.conftest import searcher
-
     append = append_uc(world)
     for i, (role, text) in enumerate([("user", "Did you adopt the puppy from the shelter?"),
                                       ("assistant", "Yes, last Friday!"),

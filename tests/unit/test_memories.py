@@ -8,11 +8,11 @@ from domain.errors import EmbeddingError, NotFoundError, StorageError, Validatio
 from domain.model import Hit
 from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory, StoreMemoryRequest
 from domain.usecases.search import SearchMemories, SearchMemoriesRequest
-from tests.conftest import searcher
+from tests.conftest import searcher, synced, syncer
 
 
 def store_uc(world):
-    return StoreMemory(world.embedder, world.vectors, world.store, world.split, world.tokenizer)
+    return StoreMemory(world.embedder, world.store, world.split, world.tokenizer)
 
 
 def search_uc(world):
@@ -47,7 +47,8 @@ def test_min_confidence_filters_inside_the_index(world) -> None:
 def test_long_memory_is_split_into_pieces_the_model_reads_whole(world) -> None:
     content = " ".join(f"word{i}" for i in range(200)) + " needle"
     memory = store_uc(world)(StoreMemoryRequest(content, "fact", 0.5))
-    pieces = world.vectors.vectors_of("memory", [memory.id])[memory.id]
+    assert world.vectors.count("memory") == 0 and world.store.oldest_queued() is not None  # the worker's job
+    pieces = synced(world).vectors.vectors_of("memory", [memory.id])[memory.id]
     assert len(pieces) > 1
     assert all(world.embedder.count_tokens(text) <= 40 for call in world.embedder.calls for text in call)
     hits = search_uc(world)(SearchMemoriesRequest("needle", limit=5))
@@ -66,16 +67,35 @@ def test_embedding_failure_writes_nothing(world) -> None:
     world.embedder.fail_after = 0
     with pytest.raises(EmbeddingError):
         store_uc(world)(StoreMemoryRequest("anything", "fact", 0.5))
-    assert world.store.memories == {} and world.vectors.count("memory") == 0 and world.store.audit == []
+    assert world.store.memories == {} and world.store.audit == []
+    assert world.store.count_vectors("memory") == 0 and world.store.oldest_queued() is None
+    assert synced(world).vectors.count("memory") == 0
 
 
-def test_row_failure_rolls_back_vectors(world) -> None:
+def test_a_failed_row_write_leaves_no_vectors_and_nothing_queued(world, monkeypatch) -> None:
     def broken(*_):
         raise StorageError("disk full")
-    world.store.add_memory = broken
+    monkeypatch.setattr(world.store, "add_memory", broken)
     with pytest.raises(StorageError):
         store_uc(world)(StoreMemoryRequest("anything", "fact", 0.5))
-    assert world.vectors.count("memory") == 0
+    assert world.store.count_vectors("memory") == 0 and world.store.oldest_queued() is None
+    assert synced(world).vectors.count("memory") == 0
+
+
+def test_an_index_failure_does_not_fail_the_write_and_the_work_waits_in_the_queue(world, monkeypatch) -> None:
+    def down(*_):
+        raise StorageError("chroma down")
+    monkeypatch.setattr(world.vectors, "upsert", down)
+    memory = store_uc(world)(StoreMemoryRequest("the launch code is zebra", "fact", 0.9))
+    assert world.store.memories[memory.id] == memory and world.store.count_vectors("memory") == 1
+    queued = list(world.store.queued)
+    with pytest.raises(StorageError, match="chroma down"):
+        syncer(world).step()
+    assert world.store.queued == queued and world.vectors.count("memory") == 0
+    monkeypatch.undo()  # the index is back
+    assert syncer(world).drain() == len(queued) and world.store.oldest_queued() is None
+    assert world.vectors.count("memory") == 1
+    assert [h.id for h in search_uc(world)(SearchMemoriesRequest("launch code zebra", 5))] == [memory.id]
 
 
 @pytest.mark.parametrize("request_, field", [
@@ -114,7 +134,7 @@ def test_bad_search_input(world, query, limit, floor, field, message) -> None:
 
 def test_list_newest_first_and_by_type(world) -> None:
     times = iter(["2025-01-01T00:00:00Z", "2025-01-02T00:00:00Z", "2025-01-03T00:00:00Z"])
-    store = StoreMemory(world.embedder, world.vectors, world.store, world.split, world.tokenizer,
+    store = StoreMemory(world.embedder, world.store, world.split, world.tokenizer,
                         clock=lambda: next(times))
     a = store(StoreMemoryRequest("a", "fact", 0.5))
     b = store(StoreMemoryRequest("b", "decision", 0.5))
@@ -130,17 +150,20 @@ def test_list_newest_first_and_by_type(world) -> None:
 
 def test_delete_removes_row_vectors_and_is_audited(world) -> None:
     memory = store_uc(world)(StoreMemoryRequest("to forget", "fact", 0.5))
-    DeleteMemory(world.vectors, world.store)(memory.id)
-    assert world.store.memories == {} and world.vectors.count("memory") == 0
+    assert synced(world).vectors.count("memory") == 1
+    DeleteMemory(world.store)(memory.id)
+    assert world.store.memories == {} and world.store.count_vectors("memory") == 0
+    assert world.vectors.count("memory") == 1 and world.store.oldest_queued() is not None  # until the sync
+    assert synced(world).vectors.count("memory") == 0
     assert [e.action for e in world.store.audit] == ["store", "delete"]
     with pytest.raises(NotFoundError, match=f"Memory {memory.id} not found"):
-        DeleteMemory(world.vectors, world.store)(memory.id)
+        DeleteMemory(world.store)(memory.id)
 
 
 @pytest.mark.parametrize("bad", ["abc", "art_123", "mem_xyz", "mem_" + "0" * 12, 42])
 def test_delete_rejects_malformed_ids(world, bad) -> None:
     with pytest.raises(ValidationError) as raised:
-        DeleteMemory(world.vectors, world.store)(bad)
+        DeleteMemory(world.store)(bad)
     assert raised.value.field == "memory_id" and "memory_id" in raised.value.message
 
 
@@ -162,7 +185,8 @@ def test_privacy_policies_filter_every_read(world) -> None:
 
 def test_orphan_vectors_are_never_returned(world) -> None:
     memory = store_uc(world)(StoreMemoryRequest("ghost entry", "fact", 0.5))
-    del world.store.memories[memory.id]  # as if a crash hit between the vector write and the row
+    assert synced(world).vectors.count("memory") == 1
+    del world.store.memories[memory.id]  # a row gone while the index still holds its vectors
     assert search_uc(world)(SearchMemoriesRequest("ghost entry", 5)) == []
 
 

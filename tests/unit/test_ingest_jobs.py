@@ -1,0 +1,157 @@
+"""Artifact ingests as durable jobs on the in-memory fakes: progress, leases, take-over, failure, delete."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.chunking import content_hash
+from domain.errors import EmbeddingError, StorageError, ValidationError
+from domain.ids import artifact_id
+from domain.model import ChunkSpec
+from domain.usecases.artifact_input import IngestRequest
+from domain.usecases.artifacts import DeleteArtifact, GetArtifact
+from domain.usecases.ingest import IngestArtifact
+from domain.usecases.search import HybridSearch, SearchRequest
+from plugins.chunkers.token_window import TokenWindowChunker
+from tests.conftest import catalog, searcher
+
+LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " + " ".join(
+    f"tail{i}" for i in range(100))
+DOC = IngestRequest("doc", "drive", LONG, source_id="d1")
+ART = artifact_id("drive", "d1", content_hash(LONG))
+T0 = 1_000.0  # the clock of the worker that began the job; its lease runs 60 s
+
+
+class Crash(BaseException):  # like SIGKILL: no except-Exception handler runs
+    pass
+
+
+def crash_at(point: str):
+    def checkpoint(reached: str) -> None:
+        if reached == point:
+            raise Crash(point)
+    return checkpoint
+
+
+class Progress:
+    """What a caller waiting on the ingest is told; ``detached`` once it stopped waiting."""
+
+    def __init__(self, detached: bool = False) -> None:
+        self.detached = detached
+        self.seen: list[tuple[str, int, int]] = []
+
+    def __call__(self, artifact_id: str, done: int, total: int) -> None:
+        self.seen.append((artifact_id, done, total))
+
+
+def ingest_uc(w, at: float = T0, **kw):
+    """An ingest worker (each its own process id) whose clock reads ``at``."""
+    return IngestArtifact(w.embedder, w.artifacts, w.artifacts, catalog(TokenWindowChunker()), w.tokenizer,
+                          ChunkSpec(30, 5, 30), w.split, embed_batch=4, now=lambda: at, **kw)
+
+
+def embedded(w) -> list[str]:
+    return [text for call in w.embedder.calls for text in call]
+
+
+def begun_elsewhere(w, request=DOC):
+    """A job whose worker stopped after its first batch, its lease (until T0 + 60) still running."""
+    with pytest.raises(Crash):
+        ingest_uc(w, checkpoint=crash_at("vectors_0"))(request)
+    job = w.artifacts.ingest_job(ART)
+    assert job.status == "indexing" and 0 < job.done < job.total and job.lease_until == T0 + 60
+    return job
+
+
+def test_progress_counts_up_to_the_total(aworld) -> None:
+    progress = Progress()
+    result = ingest_uc(aworld)(DOC, progress)
+    total = len(result.chunks)
+    assert {(a, t) for a, _, t in progress.seen} == {(ART, total)}
+    done = [d for _, d, _ in progress.seen]
+    assert done[0] == 0 and done[-1] == total and done == sorted(set(done))
+    assert len(done) == 1 + -(-total // 4)  # once before the first batch, then after each batch
+
+
+def test_the_same_content_while_a_job_is_under_way_answers_indexing(aworld) -> None:
+    job = begun_elsewhere(aworld)
+    calls = len(aworld.embedder.calls)
+    result = ingest_uc(aworld, at=T0 + 30)(DOC)
+    assert result.status == "indexing" and result.job == job and result.artifact.id == ART
+    assert result.artifact.content is None and len(result.chunks) == job.total
+    assert len(aworld.embedder.calls) == calls and aworld.artifacts.ingest_job(ART) == job  # left to its worker
+
+
+def test_other_content_while_a_job_is_under_way_is_refused(aworld) -> None:
+    job = begun_elsewhere(aworld)
+    with pytest.raises(ValidationError) as raised:
+        ingest_uc(aworld, at=T0 + 30)(IngestRequest("doc", "drive", LONG + " more", source_id="d1"))
+    assert raised.value.field == "source_id" and "concurrently" in raised.value.message
+    assert aworld.artifacts.ingest_job(ART) == job and aworld.artifacts.pending_versions() == [(ART, job.version)]
+
+
+def test_a_job_whose_lease_ran_out_is_resumed_by_the_same_content(aworld) -> None:
+    job = begun_elsewhere(aworld)
+    first = embedded(aworld)
+    result = ingest_uc(aworld, at=T0 + 61)(DOC)
+    assert result.status == "ingested" and aworld.artifacts.ingest_job(ART) is None
+    again = embedded(aworld)[len(first):]
+    assert len(first) + len(again) == job.total and not set(first) & set(again)  # nothing embedded twice
+    hits = HybridSearch(searcher(aworld), aworld.artifacts)(SearchRequest("launch code zebra")).hits
+    assert hits[0].fields["artifact_id"] == ART
+
+
+def test_a_job_whose_lease_ran_out_is_discarded_for_other_content(aworld) -> None:
+    job = begun_elsewhere(aworld)
+    result = ingest_uc(aworld, at=T0 + 61)(IngestRequest("doc", "drive", LONG.replace("zebra", "okapi"),
+                                                          source_id="d1"))
+    assert result.status == "ingested" and result.artifact.version != job.version
+    assert aworld.artifacts.pending_versions() == [] and aworld.artifacts.ingest_job(ART) is None
+    assert aworld.artifacts.embedded_records(ART, job.version) == set()
+    assert {r.metadata["version"] for r in aworld.store.stored_vectors("chunk", "", 10_000)} == {
+        result.artifact.version}
+    content = GetArtifact(aworld.artifacts)(ART, include_content=True).content
+    assert "okapi" in content and "zebra" not in content
+
+
+def test_an_embedding_failure_nobody_waits_for_is_recorded_on_the_job(aworld) -> None:
+    aworld.embedder.fail_after = 1
+    with pytest.raises(EmbeddingError):
+        ingest_uc(aworld)(DOC, Progress(detached=True))
+    job = aworld.artifacts.ingest_job(ART)
+    assert job.status == "failed" and "fake embedder told to fail" in job.error
+    assert "embedding generation failed" in job.error
+    assert aworld.artifacts.versions == {} and not any(aworld.store.stored.values())
+    view = GetArtifact(aworld.artifacts)(ART)
+    assert view.artifact is None and view.job == job
+    aworld.embedder.fail_after = None  # a retry starts over and clears the failure
+    assert ingest_uc(aworld)(DOC).status == "ingested" and aworld.artifacts.ingest_job(ART) is None
+
+
+def test_an_embedding_failure_the_caller_sees_leaves_nothing(aworld) -> None:
+    aworld.embedder.fail_after = 1
+    with pytest.raises(EmbeddingError):
+        ingest_uc(aworld)(DOC, Progress())
+    assert aworld.artifacts.ingest_job(ART) is None and aworld.artifacts.versions == {}
+    assert not any(aworld.store.stored.values()) and aworld.store.oldest_queued() is None
+
+
+def test_deleting_an_artifact_with_only_a_job_under_way_stops_that_job(aworld, monkeypatch) -> None:
+    answers: list[bool] = []
+    add = aworld.artifacts.add_pending_vectors
+
+    def recorded(*args):
+        answers.append(add(*args))
+        return answers[-1]
+    monkeypatch.setattr(aworld.artifacts, "add_pending_vectors", recorded)
+    deleted: list[int] = []
+
+    def delete_mid_ingest(point: str) -> None:
+        if point == "vectors_0":
+            assert GetArtifact(aworld.artifacts)(ART).artifact is None  # only the job is known
+            deleted.append(DeleteArtifact(aworld.artifacts, aworld.artifacts)(ART))
+    with pytest.raises(StorageError):
+        ingest_uc(aworld, checkpoint=delete_mid_ingest)(DOC)
+    assert deleted == [0] and answers == [True, False]  # the next batch is refused: the job is gone
+    assert aworld.artifacts.versions == {} and aworld.artifacts.ingest_job(ART) is None
+    assert not any(aworld.store.stored.values())
