@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from domain.chunk_checks import chunk_problem
 from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.chunking import content_hash
-from domain.errors import EmbeddingError, MemtroveError, StorageError, ValidationError
+from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
 from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, VectorRecord, artifact_version
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
@@ -206,6 +206,8 @@ class IngestArtifact:
             done += len(batch)
             job = replace(job, done=done, lease_until=self._lease())
             if not self.store.add_pending_vectors(job, collection, records):
+                if self.store.ingest_job(artifact.id) is None:
+                    raise NotFoundError(f"Artifact {artifact.id} was deleted while it was being ingested")
                 return self._under_way(job)  # another worker took the job over and will finish it
             self.checkpoint(f"vectors_{number}")
             progress(artifact.id, done, len(targets))
