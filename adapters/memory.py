@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from adapters.memory_outbox import InMemoryVectorOutbox
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn, Vector, VectorMatch, VectorRecord
 from domain.ports import AuditLog, Embedder, Filter, MetadataStore, Tokenizer, VectorIndex
+from domain.validation import epoch
 
 _WORD = re.compile(r"\S+\s*|\s+")
 
@@ -149,9 +150,12 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         return {i: self.memories[i] for i in ids if i in self.memories}
 
-    def list_memories(self, type: str | None, limit: int) -> list[Memory]:
+    def list_memories(self, type: str | None, limit: int, before: tuple[str, str] | None = None) -> list[Memory]:
         rows = [m for m in self.memories.values() if type in (None, m.type)]
-        return sorted(rows, key=lambda m: (m.ts, m.id), reverse=True)[:limit]
+        rows = sorted(rows, key=lambda m: (epoch(m.ts), m.id), reverse=True)
+        if before is not None:
+            rows = [m for m in rows if (epoch(m.ts), m.id) < (epoch(before[0]), before[1])]
+        return rows[:limit]
 
     def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
         if self.memories.pop(memory_id, None) is None:
@@ -183,9 +187,9 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         wanted = set(ids)
         return {t.id: t for t in self.turns.values() if t.id in wanted}
 
-    def recent_turns(self, conversation_id: str, limit: int) -> list[Turn]:
-        rows = sorted((t for t in self.turns.values() if t.conversation_id == conversation_id),
-                      key=lambda t: t.turn_index)
+    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
+        rows = sorted((t for t in self.turns.values() if t.conversation_id == conversation_id
+                       and (before is None or t.turn_index < before)), key=lambda t: t.turn_index)
         return rows[-limit:]
 
     def turn_hashes(self) -> dict[str, str]:

@@ -188,10 +188,13 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             rows = conn.execute(select(memories).where(memories.c.id.in_(list(ids)))).mappings().all()
         return {row["id"]: _memory(row) for row in rows}
 
-    def list_memories(self, type: str | None, limit: int) -> list[Memory]:
+    def list_memories(self, type: str | None, limit: int, before: tuple[str, str] | None = None) -> list[Memory]:
         query = select(memories).order_by(memories.c.ts_epoch.desc(), memories.c.id.desc()).limit(limit)
         if type:
             query = query.where(memories.c.type == type)
+        if before is not None:
+            at = epoch(before[0])
+            query = query.where((memories.c.ts_epoch < at) | ((memories.c.ts_epoch == at) & (memories.c.id < before[1])))
         with self._read() as conn:
             return [_memory(row) for row in conn.execute(query).mappings()]
 
@@ -257,9 +260,11 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             rows = conn.execute(select(turns).where(turns.c.id.in_(list(ids)))).mappings().all()
         return {row["id"]: _turn(row) for row in rows}
 
-    def recent_turns(self, conversation_id: str, limit: int) -> list[Turn]:
+    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
         query = (select(turns).where(turns.c.conversation_id == conversation_id)
                  .order_by(turns.c.turn_index.desc()).limit(limit))
+        if before is not None:
+            query = query.where(turns.c.turn_index < before)
         with self._read() as conn:
             return [_turn(row) for row in reversed(conn.execute(query).mappings().all())]
 

@@ -150,7 +150,9 @@ class MetadataStore(Protocol):
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]: ...
 
-    def list_memories(self, type: str | None, limit: int) -> list[Memory]: ...
+    def list_memories(self, type: str | None, limit: int, before: tuple[str, str] | None = None) -> list[Memory]:
+        """Newest first (by ts, then id); ``before``: only those after (ts, id) in that order."""
+        ...
 
     def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
         """The row and its vectors (their removal from the index queued), at once."""
@@ -171,7 +173,9 @@ class MetadataStore(Protocol):
 
     def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]: ...
 
-    def recent_turns(self, conversation_id: str, limit: int) -> list[Turn]: ...
+    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
+        """The last ``limit`` turns (with turn_index below ``before``), oldest first."""
+        ...
 
     def turn_hashes(self) -> dict[str, str]:
         """Every turn id with its content hash."""

@@ -102,11 +102,16 @@ def build_server(runtime: Runtime) -> MCPServer:
         type: Annotated[str | None, Field(description="Filter by type: " + ", ".join(MEMORY_TYPES),
                                           json_schema_extra={"enum": [*MEMORY_TYPES, None]})] = None,
         limit: Annotated[int, Field(description="Max results, 1-100")] = 20,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page, to read on")] = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
-            hits = uc.list_memories()(type, limit)
+            page = uc.list_memories()(type, limit, cursor)
+            hits = page.items
             lines = [f"Found {len(hits)} memories:", *(render.memory_line(h, False) for h in hits)]
-            return render.ok({"count": len(hits), "results": [render.hit(h) for h in hits]}, "\n".join(lines))
+            if page.next_cursor:
+                lines.append(f"More: call again with cursor={page.next_cursor}")
+            return render.ok({"count": len(hits), "results": [render.hit(h) for h in hits],
+                              "next_cursor": page.next_cursor}, "\n".join(lines))
         return run_tool(runtime, "memory_list", act, ready=False)
 
     @tool("Delete a memory by id.", ToolAnnotations(destructive_hint=True, idempotent_hint=True,
@@ -144,12 +149,16 @@ def build_server(runtime: Runtime) -> MCPServer:
     def history_get(
         conversation_id: Annotated[str, Field(description="Conversation ID, 1-100 characters")],
         limit: Annotated[int, Field(description="Number of recent turns, 1-50")] = 16,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page: the turns before it")] = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
-            turns = uc.get_history()(conversation_id, limit)
+            page = uc.get_history()(conversation_id, limit, cursor)
+            turns = page.items
             text = "\n".join(f"{t.role}: {t.content}" for t in turns) or f"No turns in {conversation_id}."
+            if page.next_cursor:
+                text += f"\nEarlier turns: call again with cursor={page.next_cursor}"
             return render.ok({"conversation_id": conversation_id, "count": len(turns),
-                              "turns": [render.turn(t) for t in turns]}, text)
+                              "turns": [render.turn(t) for t in turns], "next_cursor": page.next_cursor}, text)
         return run_tool(runtime, "history_get", act, ready=False)
 
     @tool("Check the embedding provider: configuration, reachability, latency.", read_only)

@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.chunking import content_hash
-from domain.errors import MemtroveError
+from domain.errors import MemtroveError, ValidationError
 from domain.ids import turn_id
+from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
@@ -111,17 +112,23 @@ def read_after(before: Turn, content: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GetHistory:
-    """The last ``limit`` turns of a conversation, oldest first."""
+    """The last ``limit`` turns of a conversation, oldest first; ``cursor`` pages back to older ones."""
 
     store: MetadataStore
     policies: Sequence[PrivacyPolicy]
 
-    def __call__(self, conversation_id: str, limit: int = 16,
-                 context: RequestContext | None = None) -> list[Turn]:
+    def __call__(self, conversation_id: str, limit: int = 16, cursor: object = None,
+                 context: RequestContext | None = None) -> Page[Turn]:
         conversation_id = require_text("conversation_id", conversation_id, 100)
         limit = require_int("limit", limit, 1, 50)
-        turns = self.store.recent_turns(conversation_id, limit)
+        position = decode_cursor(cursor, f"history:{conversation_id}")
+        if position is not None and (len(position) != 1 or not isinstance(position[0], int)):
+            raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
+        found = self.store.recent_turns(conversation_id, limit + 1, position[0] if position else None)
+        turns = found[-limit:]
+        next_cursor = encode_cursor(f"history:{conversation_id}", [turns[0].turn_index]) \
+            if len(found) > limit else None
         hits = [Hit(id=t.id, type="history", score=0.0, content=t.content,
                     fields={"conversation_id": t.conversation_id, "role": t.role}) for t in turns]
         allowed = {h.id for h in apply_policies(self.policies, hits, context or RequestContext())}
-        return [t for t in turns if t.id in allowed]
+        return Page([t for t in turns if t.id in allowed], next_cursor)

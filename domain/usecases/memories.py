@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.chunking import content_hash
-from domain.errors import NotFoundError
+from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
+from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
@@ -56,17 +57,26 @@ class StoreMemory:
 
 @dataclass(frozen=True, slots=True)
 class ListMemories:
-    """The newest memories, optionally of one type, privacy-filtered."""
+    """The newest memories, optionally of one type, privacy-filtered; page after page with ``cursor``."""
 
     store: MetadataStore
     policies: Sequence[PrivacyPolicy]
 
-    def __call__(self, type: str | None = None, limit: int = 20,
-                 context: RequestContext | None = None) -> list[Hit]:
+    def __call__(self, type: str | None = None, limit: int = 20, cursor: object = None,
+                 context: RequestContext | None = None) -> Page[Hit]:
         kind = None if type is None else require_choice("type", type, MEMORY_TYPES)
         limit = require_int("limit", limit, 1, 100)
-        hits = [memory_hit(m, None) for m in self.store.list_memories(kind, limit)]
-        return apply_policies(self.policies, hits, context or RequestContext())
+        position = decode_cursor(cursor, f"memories:{kind or ''}")
+        before = None
+        if position is not None:
+            if len(position) != 2 or not all(isinstance(p, str) for p in position):
+                raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
+            before = (position[0], position[1])
+        found = self.store.list_memories(kind, limit + 1, before)
+        last = found[limit - 1] if len(found) > limit else None
+        hits = [memory_hit(m, None) for m in found[:limit]]
+        next_cursor = encode_cursor(f"memories:{kind or ''}", [last.ts, last.id]) if last else None
+        return Page(apply_policies(self.policies, hits, context or RequestContext()), next_cursor)
 
 
 @dataclass(frozen=True, slots=True)

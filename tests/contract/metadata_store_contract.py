@@ -90,3 +90,15 @@ class MetadataStoreContract:
     def test_a_failed_delete_writes_no_audit_row(self, store: MetadataStore) -> None:
         store.delete_memory("mem_missing", entry("delete", "mem_missing"))
         assert store.recent(10) == []
+
+    def test_lists_page_on_from_where_they_stopped(self, store: MetadataStore) -> None:
+        for i in range(5):  # two share a timestamp: the id breaks the tie
+            store.add_memory(memory(f"mem_{i}", ts=f"2025-01-0{min(i, 3) + 1}T00:00:00Z"), entry("store"))
+        first = store.list_memories(None, 2)
+        assert [m.id for m in first] == ["mem_4", "mem_3"]
+        rest = store.list_memories(None, 10, (first[-1].ts, first[-1].id))
+        assert [m.id for m in rest] == ["mem_2", "mem_1", "mem_0"]
+        for i in range(6):
+            store.put_turn(turn("c1", i), entry("append"))
+        assert [t.turn_index for t in store.recent_turns("c1", 2, before=4)] == [2, 3]
+        assert [t.turn_index for t in store.recent_turns("c1", 9, before=1)] == [0]

@@ -77,7 +77,7 @@ def test_bad_append_input_changes_nothing(world, request_, field) -> None:
 
 def test_get_history_limits(world) -> None:
     get = GetHistory(world.store, world.policies)
-    assert get("nobody") == []
+    assert get("nobody").items == [] and get("nobody").next_cursor is None
     with pytest.raises(ValidationError, match="Limit must be between 1 and 50"):
         get("c", 51)
     with pytest.raises(ValidationError, match="conversation_id"):
