@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.chunking import content_hash
-from domain.errors import EmbeddingError, StorageError, ValidationError
+from domain.errors import EmbeddingError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id
 from domain.model import ChunkSpec
 from domain.usecases.artifact_input import IngestRequest
@@ -150,7 +150,7 @@ def test_deleting_an_artifact_with_only_a_job_under_way_stops_that_job(aworld, m
         if point == "vectors_0":
             assert GetArtifact(aworld.artifacts)(ART).artifact is None  # only the job is known
             deleted.append(DeleteArtifact(aworld.artifacts, aworld.artifacts)(ART))
-    with pytest.raises(StorageError):
+    with pytest.raises(NotFoundError, match="deleted while it was being ingested"):
         ingest_uc(aworld, checkpoint=delete_mid_ingest)(DOC)
     assert deleted == [0] and answers == [True, False]  # the next batch is refused: the job is gone
     assert aworld.artifacts.versions == {} and aworld.artifacts.ingest_job(ART) is None
