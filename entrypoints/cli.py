@@ -1,8 +1,14 @@
-"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove bench locomo``."""
+"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove bench locomo``.
+
+``memtrove serve`` over stdio is, by default (MEMTROVE_SHARED), a bridge to the one server that owns
+the data dir (entrypoints/bridge.py), started on demand as the hidden ``memtrove serve --owner``
+(entrypoints/owner.py); MEMTROVE_SHARED=false serves in this process.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -11,6 +17,7 @@ from loguru import logger
 from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
+from entrypoints.shared import data_dir_of, holding, uses_data_dir
 
 LOCOMO_CONFIGS = ("memtrove hybrid", "memtrove lexical", "BM25 alone", "vectors alone", "plain RRF")
 
@@ -23,6 +30,7 @@ def parser() -> argparse.ArgumentParser:
                        help="stdio (default, or MEMTROVE_TRANSPORT) or streamable HTTP at /mcp/")
     serve.add_argument("--host", default=None, help="HTTP bind address (default MEMTROVE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="HTTP port (default MCP_PORT or 3000)")
+    serve.add_argument("--owner", action="store_true", help=argparse.SUPPRESS)  # the shared server, run by a bridge
     bench = commands.add_parser("bench", help="run a benchmark against a fresh server over MCP stdio")
     suites = bench.add_subparsers(dest="suite", required=True)
     locomo = suites.add_parser("locomo", help="LoCoMo conversational-memory retrieval: recall@k of hybrid_search")
@@ -52,7 +60,16 @@ def main(argv: list[str] | None = None) -> int:
 
             return locomo(args.data, args.out, args.conversation, args.config)
         if args.command == "serve":
-            return serve(settings, args.transport or settings.memtrove_transport,
+            transport = args.transport or settings.memtrove_transport
+            if args.owner:
+                from entrypoints.owner import run_owner
+
+                return run_owner(settings)
+            if transport == "stdio" and settings.memtrove_shared:
+                from entrypoints.bridge import run_bridge
+
+                return run_bridge(settings)
+            return serve(settings, transport,
                          args.host or settings.memtrove_host,
                          settings.mcp_port if args.port is None else args.port)
     except (ConfigurationError, MemtroveError) as exc:
@@ -64,31 +81,36 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve(settings: Settings, transport: str, host: str, port: int) -> int:
+    """Serve in this process: stdio when not shared, or HTTP (which owns the data dir as a shared server does)."""
     from entrypoints.mcp_server import build_server
     from entrypoints.runtime import Runtime
 
+    held = contextlib.ExitStack()
     if transport == "http":
         settings.check_serving(host)
-    runtime = Runtime(settings)
-    runtime.start()
-    server = build_server(runtime)
-    try:
-        if transport == "stdio":
-            # The store check runs in the background right after the handshake (the client spawns us
-            # and waits); a mismatch ends the process with its message. When the client leaves
-            # first, it is reported here.
-            logger.debug("serving transport=stdio")
-            server.run("stdio")
-            runtime.check_store()
-        else:
-            runtime.check_store()
-            import uvicorn
+        if uses_data_dir(settings):  # refused while another server owns the data dir
+            held.enter_context(holding(data_dir_of(settings), {"kind": "http", "url": f"http://{host}:{port}/mcp/"}))
+    with held:
+        runtime = Runtime(settings)
+        runtime.start()
+        server = build_server(runtime)
+        try:
+            if transport == "stdio":
+                # The store check runs in the background right after the handshake (the client spawns us
+                # and waits); a mismatch ends the process with its message. When the client leaves
+                # first, it is reported here.
+                logger.debug("serving transport=stdio")
+                server.run("stdio")
+                runtime.check_store()
+            else:
+                runtime.check_store()
+                import uvicorn
 
-            from entrypoints.http import build_http_app
+                from entrypoints.http import build_http_app
 
-            app = build_http_app(server, runtime, host)
-            logger.info("serving transport=http url=http://{}:{}/mcp/", host, port)
-            uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
-    finally:
-        runtime.shutdown()
+                app = build_http_app(server, runtime, host)
+                logger.info("serving transport=http url=http://{}:{}/mcp/", host, port)
+                uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
+        finally:
+            runtime.shutdown()
     return 0

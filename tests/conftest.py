@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -12,6 +14,20 @@ from domain.model import ChunkSpec
 from domain.pieces import PieceSplitter
 from plugins.chunkers.token_window import TokenWindowChunker
 from plugins.privacy.allow_all import AllowAllPolicy
+
+
+@pytest.fixture(autouse=True, scope="session")
+def in_process_servers() -> Iterator[None]:
+    """A server a test starts with this process's environment serves in-process (MEMTROVE_SHARED=false),
+    as tests/support/mcp_procs.server_env sets: a SIGKILL must reach the real server, and no detached
+    shared server may outlive the run. Tests of the shared server ask for it explicitly."""
+    previous = os.environ.get("MEMTROVE_SHARED")
+    os.environ["MEMTROVE_SHARED"] = "false"
+    yield
+    if previous is None:
+        os.environ.pop("MEMTROVE_SHARED", None)
+    else:
+        os.environ["MEMTROVE_SHARED"] = previous
 
 
 @dataclass

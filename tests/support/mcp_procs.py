@@ -7,6 +7,7 @@ sees only what it sets.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -34,9 +35,11 @@ READ_TIMEOUT = 120.0  # seconds a tool call may take before the client gives up 
 
 
 def server_env(data_dir: Path | str, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A clean environment for a server: the shell's basics, the data dir, warm-up off, plus ``env``."""
+    """A clean environment for a server: the shell's basics, the data dir, warm-up off, not shared, plus ``env``."""
     base = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTING_PREFIXES)}
-    base.update({"MEMTROVE_DATA_DIR": str(data_dir), "MEMTROVE_WARMUP": "false", "PYTHONUNBUFFERED": "1"})
+    # In-process stdio unless a test asks for the shared server (a SIGKILL must hit the real server).
+    base.update({"MEMTROVE_DATA_DIR": str(data_dir), "MEMTROVE_WARMUP": "false", "MEMTROVE_SHARED": "false",
+                 "PYTHONUNBUFFERED": "1"})
     base.update(env or {})
     return base
 
@@ -59,16 +62,76 @@ def stdio_parameters(data_dir: Path | str, env: Mapping[str, str] | None = None)
 
 @asynccontextmanager
 async def stdio_session(data_dir: Path | str, env: Mapping[str, str] | None = None,
-                        stderr_path: Path | None = None) -> AsyncIterator[Any]:
-    """A connected MCP ``Client`` over stdio; the server's stderr goes to ``stderr_path`` (or is dropped)."""
+                        stderr_path: Path | None = None, mode: str = "auto") -> AsyncIterator[Any]:
+    """A connected MCP ``Client`` over stdio; the server's stderr goes to ``stderr_path`` (or is dropped).
+
+    ``mode="legacy"`` opens with the ``initialize`` handshake (as 2025-era clients do) instead of
+    ``server/discover``."""
     from mcp import Client
     from mcp.client.stdio import stdio_client
 
     params = stdio_parameters(data_dir, env)
     target = stderr_path or Path(os.devnull)
     with open(target, "a", encoding="utf-8") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=READ_TIMEOUT) as client:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=READ_TIMEOUT,
+                          mode=mode) as client:
             yield client
+
+
+# ---------------------------------------------------------------------- the shared server (owner)
+
+def owner_pid(data_dir: Path | str) -> int | None:
+    """The pid of the server owning ``data_dir`` (its lock held), else None."""
+    from entrypoints.shared import lock_is_held, read_holder
+
+    data = Path(data_dir).resolve()
+    if not lock_is_held(data):
+        return None
+    pid = read_holder(data).get("pid")
+    return int(pid) if pid is not None else None
+
+
+def wait_until_unowned(data_dir: Path | str, timeout: float = STOP_TIMEOUT) -> bool:
+    """Wait until no process holds ``data_dir``'s lock; False if one still does after ``timeout``."""
+    from entrypoints.shared import lock_is_held
+
+    deadline = time.monotonic() + timeout
+    while lock_is_held(Path(data_dir).resolve()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def stop_owner(data_dir: Path | str, timeout: float = STOP_TIMEOUT) -> None:
+    """SIGTERM the shared server of ``data_dir`` (SIGKILL if it lingers); a no-op when none runs."""
+    pid = owner_pid(data_dir)
+    if pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if not wait_until_unowned(data_dir, timeout):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        wait_until_unowned(data_dir, 5.0)
+
+
+@asynccontextmanager
+async def socket_session(path: Path | str) -> AsyncIterator[Any]:
+    """A connected MCP ``Client`` speaking straight to a shared server's Unix socket (no bridge)."""
+    import anyio
+    from mcp import Client
+
+    from entrypoints.owner import message_streams
+
+    @asynccontextmanager
+    async def transport() -> AsyncIterator[Any]:
+        stream = await anyio.connect_unix(str(path))
+        async with stream, message_streams(stream) as streams:
+            yield streams
+
+    async with Client(transport(), read_timeout_seconds=READ_TIMEOUT) as client:
+        yield client
 
 
 # ----------------------------------------------------------------------------------------- http

@@ -1,0 +1,180 @@
+"""One server per data dir: where its socket, lock and log live, and the lock that makes it the only one.
+
+The process that serves a data dir (the shared stdio owner, or an HTTP server on the embedded
+stores) holds an exclusive ``flock`` on ``<data dir>/memtrove.lock`` and writes who it is into
+that file (one JSON line: pid, kind, socket or URL), so anyone refused can name it. The lock is
+released by the kernel when the process ends, however it ends; the file itself is never removed
+(removing a lock file races with the next process opening it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from config.settings import Settings
+from domain.errors import ConfigurationError
+
+LOCK_NAME = "memtrove.lock"
+SOCKET_NAME = "memtrove.sock"
+LOG_NAME = "server.log"
+OWNER_BUSY = 3  # exit code of a shared server that found the data dir taken (its bridge uses that one)
+# sun_path holds 108 bytes on Linux and 104 on macOS (NUL included); keep a margin for both.
+MAX_SOCKET_PATH = 100
+LOCK_ATTEMPTS = 3  # a bridge probing the lock holds it for microseconds: retry briefly before refusing
+LOCK_RETRY_SECONDS = 0.05
+
+
+class DataDirBusy(ConfigurationError):
+    """Another memtrove server already owns the data dir; the message names it."""
+
+
+def data_dir_of(settings: Settings) -> Path:
+    return settings.memtrove_data_dir.expanduser().resolve()
+
+
+def lock_path(data_dir: Path) -> Path:
+    return data_dir / LOCK_NAME
+
+
+def log_path(data_dir: Path) -> Path:
+    return data_dir / LOG_NAME
+
+
+def socket_path(data_dir: Path) -> Path:
+    """``<data dir>/memtrove.sock``; for a data dir too deep for a socket path, a short per-user path.
+
+    The fallback is ``$XDG_RUNTIME_DIR/memtrove/<hash>.sock`` (else ``/tmp/memtrove-<uid>/<hash>.sock``),
+    the hash being of the data dir's resolved path, so every client of that data dir finds it.
+    """
+    inside = data_dir / SOCKET_NAME
+    if len(os.fsencode(inside)) <= MAX_SOCKET_PATH:
+        return inside
+    digest = hashlib.sha256(os.fsencode(data_dir)).hexdigest()[:24]
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime_dir and os.path.isdir(runtime_dir):
+        return Path(runtime_dir) / "memtrove" / f"{digest}.sock"
+    return Path(tempfile.gettempdir()) / f"memtrove-{os.getuid()}" / f"{digest}.sock"
+
+
+def prepare_socket_dir(path: Path, data_dir: Path) -> None:
+    """The fallback socket's folder: created 0700 and refused unless it is ours and private."""
+    folder = path.parent
+    if folder == data_dir:
+        return
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = folder.lstat()
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o077:
+        raise ConfigurationError(f"{folder} (the socket folder for a data dir whose path is too long for a "
+                                 "socket) must be a directory of this user with mode 0700")
+
+
+def uses_data_dir(settings: Settings) -> bool:
+    """True when a server keeps stores inside the data dir (embedded Chroma or the default SQLite file)."""
+    return settings.chroma_host is None or settings.memtrove_database_url is None
+
+
+class DataDirLock:
+    """The exclusive, non-blocking ``flock`` that makes a process the data dir's one server."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.fd: int | None = None
+
+    def acquire(self, holder: dict[str, Any]) -> None:
+        """Take the lock and record ``holder``; raises DataDirBusy naming the server that holds it."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path(self.data_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        for attempt in range(LOCK_ATTEMPTS):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or attempt == LOCK_ATTEMPTS - 1:
+                    os.close(fd)
+                    raise DataDirBusy(describe(self.data_dir, read_holder(self.data_dir))) from None
+                time.sleep(LOCK_RETRY_SECONDS)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps({"pid": os.getpid(), **holder}) + "\n").encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the last descriptor drops the flock
+            self.fd = None
+
+
+@contextlib.contextmanager
+def holding(data_dir: Path, holder: dict[str, Any]) -> Iterator[DataDirLock]:
+    lock = DataDirLock(data_dir)
+    lock.acquire(holder)
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+def read_holder(data_dir: Path) -> dict[str, Any]:
+    """What the lock file says about its holder (possibly a dead one's record: check ``lock_is_held``)."""
+    for _ in range(3):  # the holder truncates, then writes: a read in between sees nothing
+        try:
+            text = lock_path(data_dir).read_text(encoding="utf-8").strip()
+        except OSError:
+            return {}
+        if text:
+            try:
+                found = json.loads(text)
+            except ValueError:
+                return {}
+            return found if isinstance(found, dict) else {}
+        time.sleep(0.01)
+    return {}
+
+
+def lock_is_held(data_dir: Path) -> bool:
+    """Whether a live process holds the data dir's lock (probed by taking it for an instant)."""
+    try:
+        fd = os.open(lock_path(data_dir), os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return True
+        raise
+    finally:
+        os.close(fd)
+    return False
+
+
+def describe(data_dir: Path, holder: dict[str, Any]) -> str:
+    """One line naming the server that owns ``data_dir``."""
+    pid = holder.get("pid", "?")
+    if holder.get("kind") == "http":
+        return (f"the data dir {data_dir} is already served over HTTP by memtrove pid {pid} "
+                f"({holder.get('url', '?')}): connect to that URL, or stop it, or use another MEMTROVE_DATA_DIR")
+    return (f"the data dir {data_dir} is already served by memtrove pid {pid} (socket {holder.get('socket', '?')}): "
+            "stdio clients share it through 'memtrove serve'; stop it or use another MEMTROVE_DATA_DIR")
+
+
+def connect(path: Path | str) -> socket.socket | None:
+    """A connected Unix socket to ``path``, or None when nothing listens there."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(os.fspath(path))
+    except OSError:
+        sock.close()
+        return None
+    return sock
