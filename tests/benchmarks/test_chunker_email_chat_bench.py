@@ -1,5 +1,6 @@
 """Email and chat chunking throughput on ~10 MB (MEMTROVE_BENCH_FULL=1; 1 MB otherwise), against one
-tiktoken encode of the same text: the structure-aware chunkers must stay within 3x of it."""
+tiktoken encode of the same text: the structure-aware chunkers must stay within 3x of it (asserted
+under ./scripts/bench; the smoke run checks the chunks and reports the ratio)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from domain.model import ChunkSpec
 from domain.ports import Chunker
 from plugins.chunkers.chat import ChatChunker
 from plugins.chunkers.email import EmailChunker
-from tests.benchmarks.conftest import best_seconds, measure, size
+from tests.benchmarks.conftest import assert_timing, best_seconds, measure, size
 
 SPEC = ChunkSpec(target_tokens=900, overlap_tokens=100, single_piece_max_tokens=1200)  # the openai profile's
 TOPICS = ["budget", "hiring", "launch", "migration", "incident", "contract", "roadmap", "travel", "security",
@@ -71,8 +72,9 @@ def test_chunking_10mb_vs_one_tiktoken_encode(benchmark, report, kind: str, chun
     tokenizer = TiktokenTokenizer()
     chunks = chunker.chunk(text, SPEC, tokenizer)
     assert chunk_problem(text, chunks) is None
-    encode_s = best_seconds(lambda: tokenizer._encoding.encode_ordinary(text), 3)
-    chunk_s = min(measure(benchmark, lambda: chunker.chunk(text, SPEC, tokenizer), 3))  # the quietest rounds
+    rounds = size(3, 1)
+    encode_s = best_seconds(lambda: tokenizer._encoding.encode_ordinary(text), rounds)
+    chunk_s = min(measure(benchmark, lambda: chunker.chunk(text, SPEC, tokenizer), rounds))  # the quietest rounds
     report(kind=kind, chars=len(text), chunks=len(chunks), encode_s=round(encode_s, 3), chunk_s=round(chunk_s, 3),
            ratio=round(chunk_s / encode_s, 2), target=3)
-    assert chunk_s <= 3 * encode_s
+    assert_timing(chunk_s <= 3 * encode_s, f"chunking took {chunk_s / encode_s:.2f} encodes (target 3)")

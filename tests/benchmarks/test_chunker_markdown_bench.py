@@ -3,10 +3,11 @@
 The chunker tokenizes the text once (``token_starts``: one encode and a little numpy) and parses it
 once with markdown-it-py, whose pure-Python block parser alone costs several encodes on wrapped
 Markdown (it visits every line with each block rule). So the ratio to one encode is reported against
-the target of 3 but not asserted. What is asserted is what the chunker controls, with room for a
-busy machine: all it does beyond the parse and the tokenization costs less than those two (measured:
-a small fraction), and its cost per character does not grow with the text (10x the text, at most 3x
-the time per character: quadratic work would show as ~10x).
+the target of 3 but not asserted. What is asserted under ./scripts/bench is what the chunker
+controls, with room for a busy machine: all it does beyond the parse and the tokenization costs less
+than those two (measured: a small fraction), and its cost per character does not grow with the text
+(10x the text, at most 3x the time per character: quadratic work would show as ~10x). The smoke run
+(./scripts/test, 1 MB, one round) checks the chunks and reports the times without asserting them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from config.settings import Settings
 from domain.chunk_checks import chunk_problem
 from domain.model import EmbeddingProfile
 from plugins.chunkers.markdown import MarkdownChunker, markdown_parser
-from tests.benchmarks.conftest import best_seconds, measure, size
+from tests.benchmarks.conftest import assert_timing, best_seconds, measure, size
 
 WORDS = ("budget hiring launch migration incident contract roadmap travel security pricing onboarding "
          "database latency invoice vendor audit design testing reviewed approved delayed escalated").split()
@@ -56,7 +57,7 @@ def test_markdown_chunking_10mb_vs_one_tiktoken_encode(benchmark, report) -> Non
     text = markdown_document(random.Random(5), size(10_000_000, 1_000_000))
     tokenizer = TiktokenTokenizer()
     spec = Settings(memtrove_embedder="openai").chunk_spec(EmbeddingProfile("openai", "m", 3072, 8191))
-    chunker, rounds = MarkdownChunker(), 3
+    chunker, rounds = MarkdownChunker(), size(3, 1)
     chunks = chunker.chunk(text, spec, tokenizer)  # also warms the parser up
     assert chunk_problem(text, chunks) is None
     encode_s = best_seconds(lambda: tokenizer._encoding.encode_ordinary(text), rounds)
@@ -71,5 +72,5 @@ def test_markdown_chunking_10mb_vs_one_tiktoken_encode(benchmark, report) -> Non
            token_starts_s=round(starts_s, 3), markdown_it_parse_s=round(parse_s, 3), chunk_s=round(chunk_s, 3),
            ratio=round(chunk_s / encode_s, 2), target=3, own_s=round(own_s, 3),
            own_ratio=round(own_s / encode_s, 2), per_char_vs_tenth=round(growth, 2))
-    assert chunk_s <= 2 * (starts_s + parse_s), "the chunker's own work outweighs its parse and tokenization"
-    assert growth <= 3, "chunking time grows faster than the text"
+    assert_timing(chunk_s <= 2 * (starts_s + parse_s), "the chunker's own work outweighs its parse and tokenization")
+    assert_timing(growth <= 3, "chunking time grows faster than the text")

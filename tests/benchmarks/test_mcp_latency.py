@@ -29,24 +29,24 @@ def sentence(rng: random.Random) -> str:
 
 
 def seed(data_dir: Path, count: int) -> None:
-    """Bulk-load ``count`` memories through the real adapters (the MCP path is what gets measured)."""
-    runtime = Runtime(Settings(memtrove_data_dir=data_dir, memtrove_warmup=False))
+    """Bulk-load ``count`` memories through the real adapters (the MCP path is what gets measured):
+    rows with their vectors in the store, then into the index from the outbox."""
+    runtime = Runtime(Settings(memtrove_data_dir=data_dir, memtrove_warmup=False, memtrove_shared=False))
     runtime.start()
-    embedder, vectors, store = (runtime.app.adapters.embedder(), runtime.app.adapters.vectors(),
-                                runtime.app.adapters.store())
+    runtime.ensure_ready()
+    embedder, store = runtime.app.adapters.embedder(), runtime.app.adapters.store()
     rng = random.Random(7)
     for start in range(0, count, 256):
         batch = [sentence(rng) for _ in range(min(256, count - start))]
-        records, memories = [], []
         for text, vector in zip(batch, embedder.embed_documents(batch), strict=True):
             memory = Memory(new_memory_id(), text, rng.choice(["fact", "preference", "decision"]), 0.8,
                             "2025-01-01T00:00:00Z", None, 12, embedder.profile)
-            memories.append(memory)
-            records.append(VectorRecord(piece_id(memory.id, content_hash(text), 0), memory.id, vector,
-                                        {"type": memory.type, "confidence": 0.8, "conversation_id": ""}))
-        vectors.upsert("memory", records)
-        for memory in memories:
-            store.add_memory(memory, AuditEntry("store", "memory", (memory.id,), "bench", memory.ts))
+            record = VectorRecord(piece_id(memory.id, content_hash(text), 0), memory.id, vector,
+                                  {"type": memory.type, "confidence": 0.8, "conversation_id": "",
+                                   "ts_epoch": 1735689600.0, "version": content_hash(text)[:12], "piece": 0})
+            store.add_memory(memory, AuditEntry("store", "memory", (memory.id,), "bench", memory.ts), [record])
+    runtime.app.use_cases.sync_vectors().catch_up()
+    assert runtime.app.adapters.vectors().count("memory") == count
     runtime.shutdown()
 
 
