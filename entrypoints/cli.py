@@ -1,4 +1,5 @@
-"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove bench locomo``.
+"""The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove doctor
+[--rebuild-vectors]``, ``memtrove bench locomo``.
 
 ``memtrove serve`` over stdio is, by default (MEMTROVE_SHARED), a bridge to the one server that owns
 the data dir (entrypoints/bridge.py), started on demand as the hidden ``memtrove serve --owner``
@@ -17,7 +18,6 @@ from loguru import logger
 from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
-from entrypoints.shared import data_dir_of, holding, uses_data_dir
 
 LOCOMO_CONFIGS = ("memtrove hybrid", "memtrove lexical", "BM25 alone", "vectors alone", "plain RRF")
 
@@ -31,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="HTTP bind address (default MEMTROVE_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="HTTP port (default MCP_PORT or 3000)")
     serve.add_argument("--owner", action="store_true", help=argparse.SUPPRESS)  # the shared server, run by a bridge
+    doctor = commands.add_parser("doctor", help="check that the vector index holds what the store holds")
+    doctor.add_argument("--rebuild-vectors", action="store_true",
+                        help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
     bench = commands.add_parser("bench", help="run a benchmark against a fresh server over MCP stdio")
     suites = bench.add_subparsers(dest="suite", required=True)
     locomo = suites.add_parser("locomo", help="LoCoMo conversational-memory retrieval: recall@k of hybrid_search")
@@ -55,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         configure_logging(settings.log_level, settings.memtrove_log_format)
+        if args.command == "doctor":
+            from entrypoints.doctor import run_doctor
+
+            return run_doctor(settings, args.rebuild_vectors)
         if args.command == "bench":
             from entrypoints.locomo import main as locomo
 
@@ -84,6 +91,7 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
     """Serve in this process: stdio when not shared, or HTTP (which owns the data dir as a shared server does)."""
     from entrypoints.mcp_server import build_server
     from entrypoints.runtime import Runtime
+    from entrypoints.shared import data_dir_of, holding, uses_data_dir
 
     held = contextlib.ExitStack()
     if transport == "http":

@@ -1,0 +1,51 @@
+"""``memtrove doctor``: does the vector index hold what the store holds; ``--rebuild-vectors`` makes it so."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from config.settings import Settings
+from domain.usecases.vector_sync import COLLECTIONS
+from entrypoints.runtime import Runtime
+from entrypoints.shared import data_dir_of, holding, uses_data_dir
+
+
+def run_doctor(settings: Settings, rebuild: bool) -> int:
+    """0 when store and index agree (after a rebuild, if asked), 1 when they do not."""
+    held = contextlib.ExitStack()
+    if uses_data_dir(settings):  # embedded stores: the running server (if any) must not write meanwhile
+        held.enter_context(holding(data_dir_of(settings), {"kind": "doctor"}))
+    with held:
+        runtime = Runtime(settings)
+        runtime.start()
+        runtime.check_store()
+        try:
+            uc = runtime.app.use_cases
+            adopted = uc.adopt_vectors()()
+            if adopted:
+                print(f"took {adopted} vectors over from the index into the store")
+            if rebuild:
+                started = time.perf_counter()
+                counts = uc.rebuild_vectors()()
+                print(f"rebuilt the vector index from the store in {time.perf_counter() - started:.1f} s: "
+                      + ", ".join(f"{c} {n}" for c, n in counts.items()))
+            uc.sync_vectors().catch_up()
+            return report(runtime)
+        finally:
+            runtime.shutdown()
+
+
+def report(runtime: Runtime) -> int:
+    store, index = runtime.app.adapters.store(), runtime.app.adapters.vectors()
+    healthy = True
+    for collection in COLLECTIONS:
+        stored, indexed = store.count_vectors(collection), index.count(collection)
+        mark = "ok" if stored == indexed else "DIFFERS"
+        healthy &= stored == indexed
+        print(f"{collection:16} store {stored:>9}  index {indexed:>9}  {mark}")
+    jobs = store.open_jobs()
+    print(f"open ingest jobs: {len(jobs)}; queued index work: {'none' if store.oldest_queued() is None else 'some'}")
+    if not healthy:
+        print("the index differs from the store: run `memtrove doctor --rebuild-vectors`")
+    return 0 if healthy else 1
