@@ -23,7 +23,7 @@ from loguru import logger
 
 from config.settings import Settings
 from entrypoints.launcher import START_TIMEOUT, OwnerLauncher, Unavailable
-from entrypoints.shared import data_dir_of
+from entrypoints.shared import data_dir_of, embedder_label
 from entrypoints.wire import NO_ID, peek, read_lines, response_key
 
 RESTARTED = "memtrove server restarted; retry"
@@ -34,7 +34,7 @@ SEND_ATTEMPTS = 3
 
 
 def run_bridge(settings: Settings) -> int:
-    bridge = Bridge(OwnerLauncher(data_dir_of(settings)))
+    bridge = Bridge(OwnerLauncher(data_dir_of(settings), embedder_label(settings)))
     try:
         bridge.open()
     except Unavailable as exc:

@@ -24,13 +24,25 @@ class Unavailable(Exception):
 class OwnerLauncher:
     """Finds the data dir's server, starting one (detached) when none runs."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, embedder: str) -> None:
         self.data_dir = data_dir
+        self.embedder = embedder  # what this client is configured for; the running server must match
         self.path = socket_path(data_dir)
         self.log = log_path(data_dir)
         self.processes: list[subprocess.Popen[bytes]] = []  # kept only to reap them
 
     def connect(self) -> socket.socket:
+        sock = self._reach()
+        holder = read_holder(self.data_dir)
+        if holder.get("embedder", self.embedder) != self.embedder:
+            sock.close()
+            raise Unavailable(f"the data dir {self.data_dir} is served by memtrove pid {holder.get('pid', '?')} with "
+                              f"the embedder {holder['embedder']}, but this client is configured for {self.embedder} "
+                              "(MEMTROVE_EMBEDDER, OPENAI_EMBED_MODEL, OPENAI_EMBED_DIMS): give every client of a "
+                              "data dir the same settings, or use another MEMTROVE_DATA_DIR")
+        return sock
+
+    def _reach(self) -> socket.socket:
         deadline = time.monotonic() + START_TIMEOUT
         started: subprocess.Popen[bytes] | None = None
         log_offset = 0

@@ -27,8 +27,8 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from config.settings import Settings
-from entrypoints.shared import (OWNER_BUSY, DataDirBusy, DataDirLock, data_dir_of, log_path, prepare_socket_dir,
-                                socket_path)
+from entrypoints.shared import (OWNER_BUSY, DataDirBusy, DataDirLock, data_dir_of, embedder_label, log_path,
+                                prepare_socket_dir, socket_path)
 
 READ_CHUNK = 1 << 16
 MAX_MESSAGE = 64 << 20  # bytes in one JSON-RPC line; a 10 MB artifact, JSON-escaped, fits
@@ -43,7 +43,7 @@ def run_owner(settings: Settings) -> int:
     path = socket_path(data_dir)
     lock = DataDirLock(data_dir)
     try:
-        lock.acquire({"kind": "stdio", "socket": str(path)})
+        lock.acquire({"kind": "stdio", "socket": str(path), "embedder": embedder_label(settings)})
     except DataDirBusy as exc:
         print(f"memtrove: {exc.message}", file=sys.stderr, flush=True)
         return OWNER_BUSY

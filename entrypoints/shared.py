@@ -80,6 +80,13 @@ def prepare_socket_dir(path: Path, data_dir: Path) -> None:
                                  "socket) must be a directory of this user with mode 0700")
 
 
+def embedder_label(settings: Settings) -> str:
+    """The embedder a server is configured with, as a client's settings name it (``local``, ``openai/<model>/<dims>``)."""
+    if settings.memtrove_embedder == "local":
+        return "local"
+    return f"{settings.memtrove_embedder}/{settings.openai_embed_model}/{settings.openai_embed_dims}"
+
+
 def uses_data_dir(settings: Settings) -> bool:
     """True when a server keeps stores inside the data dir (embedded Chroma or the default SQLite file)."""
     return settings.chroma_host is None or settings.memtrove_database_url is None

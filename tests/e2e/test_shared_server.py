@@ -283,3 +283,17 @@ def test_bridge_stdout_carries_only_the_protocol_and_it_exits_when_the_client_le
     assert answers[0]["result"]["serverInfo"]["name"] == "memtrove"
     assert answers[1]["result"]["structuredContent"]["count"] == 0
     assert answers[2]["error"]["code"] == -32601
+
+
+def test_client_configured_for_another_embedder_is_refused(fake: QuickFakeOpenAIServer, data_dir: Path) -> None:
+    with client(data_dir, shared_env(fake), "desktop") as desktop:
+        desktop.run(scenario.list_memories, limit=1)
+        pid = owner_pid(data_dir)
+        done = run_cli(["serve"], data_dir, shared_env(fake, OPENAI_EMBED_DIMS="64"), timeout=60.0)
+        assert done.returncode == 2, done
+        assert done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        assert f"pid {pid}" in lines[0] and "openai-compatible/fake/32" in lines[0], lines[0]
+        assert "openai-compatible/fake/64" in lines[0], lines[0]
+        assert desktop.run(scenario.list_memories, limit=1)["count"] == 0
