@@ -7,6 +7,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from loguru import logger
 
@@ -46,11 +47,12 @@ class OwnerLauncher:
         deadline = time.monotonic() + START_TIMEOUT
         started: subprocess.Popen[bytes] | None = None
         log_offset = 0
+        holder: dict[str, Any] = {}
         while True:
             sock = connect(self.path)
             if sock is not None:
                 return sock
-            if lock_is_held(self.data_dir):
+            if lock_is_held(self.data_dir):  # a server starting, or a command (doctor) that will let go
                 holder = read_holder(self.data_dir)
                 if holder.get("kind") == "http":
                     raise Unavailable(describe(self.data_dir, holder))
@@ -58,11 +60,14 @@ class OwnerLauncher:
                 if elsewhere and elsewhere != str(self.path) and (sock := connect(elsewhere)) is not None:
                     return sock
             elif started is None or started.poll() is not None:
+                holder = {}
                 if started is not None and started.returncode != OWNER_BUSY:
                     raise Unavailable(self._failure(started.returncode, log_offset))
                 log_offset = self._log_size()
                 started = self._start()
             if time.monotonic() > deadline:
+                if holder.get("kind") not in (None, "stdio"):
+                    raise Unavailable(describe(self.data_dir, holder))
                 raise Unavailable(f"the memtrove server did not listen on {self.path} within {START_TIMEOUT:.0f}s; "
                                   f"see {self.log}")
             time.sleep(POLL_SECONDS)

@@ -169,9 +169,12 @@ def lock_is_held(data_dir: Path) -> bool:
 def describe(data_dir: Path, holder: dict[str, Any]) -> str:
     """One line naming the server that owns ``data_dir``."""
     pid = holder.get("pid", "?")
-    if holder.get("kind") == "http":
+    kind = holder.get("kind")
+    if kind == "http":
         return (f"the data dir {data_dir} is already served over HTTP by memtrove pid {pid} "
                 f"({holder.get('url', '?')}): connect to that URL, or stop it, or use another MEMTROVE_DATA_DIR")
+    if kind != "stdio":
+        return f"the data dir {data_dir} is in use by memtrove pid {pid} ({kind or 'unknown'}): wait for it to finish"
     return (f"the data dir {data_dir} is already served by memtrove pid {pid} (socket {holder.get('socket', '?')}): "
             "stdio clients share it through 'memtrove serve'; stop it or use another MEMTROVE_DATA_DIR")
 
