@@ -6,7 +6,8 @@ import hashlib
 import re
 import uuid
 
-MEMORY_ID = re.compile(r"^mem_[0-9a-f]{32}$")
+# \A...\Z, not ^...$: "$" also matches before a final newline, so "mem_<32 hex>\n" would pass a match().
+MEMORY_ID = re.compile(r"\Amem_[0-9a-f]{32}\Z")
 
 
 def new_memory_id() -> str:
@@ -33,7 +34,7 @@ def version_of(vector_id: str) -> str:
     return vector_id.rsplit("::", 2)[1]
 
 
-ARTIFACT_ID = re.compile(r"^art_[0-9a-f]{32}$")
+ARTIFACT_ID = re.compile(r"\Aart_[0-9a-f]{32}\Z")
 
 
 def artifact_id(source_system: str, source_id: str | None, content_hash: str) -> str:

@@ -10,6 +10,8 @@ from datetime import datetime, timezone
 
 from domain.errors import ValidationError
 
+_RANGE = "0001-01-01 and 9999-12-31"
+
 
 def require_text(field: str, value: object, max_chars: int, label: str | None = None) -> str:
     """A non-blank string of at most ``max_chars`` characters."""
@@ -36,7 +38,8 @@ def require_id(field: str, value: object, prefix: str, pattern: re.Pattern[str],
         raise ValidationError(field, f"Missing required field: {field}")
     if not isinstance(value, str) or not value.startswith(prefix):
         raise ValidationError(field, f"Invalid {field}: must start with '{prefix}'")
-    if not pattern.match(value):
+    # fullmatch: with match() and a "$" pattern, "mem_<32 hex>\n" passed ("$" matches before a final newline).
+    if not pattern.fullmatch(value):
         raise ValidationError(field, f"Invalid {field}: expected '{prefix}' followed by {shape}")
     return value
 
@@ -93,7 +96,11 @@ def parse_timestamp(field: str, value: object) -> str:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
-    return format_ts(parsed)
+    try:
+        return format_ts(parsed)
+    except OverflowError:
+        # 0001-01-01 with a positive offset (9999-12-31 with a negative one) falls outside datetime in UTC.
+        raise ValidationError(field, f"{field} must be between {_RANGE} in UTC (got {value!r})") from None
 
 
 def format_ts(moment: datetime) -> str:
@@ -106,6 +113,10 @@ def _visible(text: str) -> bool:
     return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf") for ch in text)
 
 
-def epoch(ts: str) -> float:
+def epoch(ts: str, field: str = "ts") -> float:
     """Seconds since 1970 of a timestamp written by ``format_ts``."""
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
+        # Only reached by a value that did not come through parse_timestamp: still a refusal, never a crash.
+        raise ValidationError(field, f"{field} must be an ISO-8601 timestamp between {_RANGE} in UTC") from None

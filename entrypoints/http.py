@@ -1,8 +1,9 @@
-"""Streamable HTTP at /mcp/ with GET /health beside it; Host/Origin checks and an optional bearer token."""
+"""Streamable HTTP at /mcp (and /mcp/) with GET /health beside it; Host/Origin checks, a body limit, a bearer token."""
 
 from __future__ import annotations
 
 import hmac
+import json
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -12,15 +13,24 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config.settings import Settings, is_loopback
 from domain.errors import MemtroveError
+from domain.usecases.artifact_input import MAX_CONTENT
 from entrypoints.mcp_server import VERSION
 from entrypoints.runtime import Runtime
 
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+MCP_PATH = "/mcp"
+# The largest body a tool needs: artifact_ingest's content (MAX_CONTENT bytes of UTF-8) written as
+# JSON, where the worst case escapes one byte as six ("\u0001"), plus 1 MiB for its other fields
+# (about 24,000 characters at most, 12 bytes each as escaped surrogate pairs) and the JSON-RPC
+# envelope. 6 * 10,000,000 + 1,048,576 = 61,048,576 bytes.
+MAX_BODY_BYTES = 6 * MAX_CONTENT + 1024 * 1024
+INVALID_REQUEST = -32600  # JSON-RPC
 
 
 def transport_security(settings: Settings, host: str) -> TransportSecuritySettings:
@@ -55,6 +65,84 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
+class McpPathAlias:
+    """``/mcp/`` is served as ``/mcp`` itself: Starlette would answer it with a 307 redirect.
+
+    A redirect fails clients that do not follow it on POST and the conformance suite's
+    DNS-rebinding check (it wants 4xx for a bad Host, 2xx for a good one, never 3xx).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == MCP_PATH + "/":
+            scope = {**scope, "path": MCP_PATH, "raw_path": MCP_PATH.encode()}
+        await self.app(scope, receive, send)
+
+
+class BodyLimitMiddleware:
+    """A body over ``limit`` bytes (declared or streamed) gets a JSON-RPC error naming the limit.
+
+    The SDK's own check (kept, at the same limit) answers a plain-text 413 that MCP clients can
+    only report as "Server returned an error response"; a JSON-RPC error reaches the caller.
+    The body is read here once and handed on whole, as the SDK's check would read it anyway.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, receive, send, int(declared), more=True)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        replay: list[Message] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                replay.append(message)  # a disconnect: handed on, after what came, for the app to see
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(scope, receive, send, None, more=message.get("more_body", False))
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        complete = not replay
+        replay.insert(0, {"type": "http.request", "body": b"".join(chunks), "more_body": not complete})
+
+        async def replayed() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, declared: int | None, more: bool) -> None:
+        # The rest of the body is read and dropped first: a server that closes with unread bytes
+        # makes the kernel reset the connection, and the client loses the answer (httpx: ReadError).
+        # A client that keeps sending past another `limit` bytes gets the answer and the close anyway.
+        drained = 0
+        while more and drained <= self.limit:
+            message = await receive()
+            drained += len(message.get("body", b""))
+            more = message["type"] == "http.request" and message.get("more_body", False)
+        got = f", got {declared} bytes" if declared is not None else ""
+        text = (f"Request body too large: the limit is {self.limit} bytes{got} (artifact_ingest content "
+                f"is at most {MAX_CONTENT} bytes of UTF-8)")
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": text}}
+        response = Response(json.dumps(body), status_code=413, media_type="application/json",
+                            headers={"Connection": "close"} if more else None)
+        await response(scope, receive, send)
+
+
 def health_report(runtime: Runtime) -> tuple[dict[str, Any], bool]:
     checks: dict[str, Any] = {}
     healthy = True
@@ -81,9 +169,13 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
         report, healthy = await anyio.to_thread.run_sync(health_report, runtime)
         return JSONResponse(report, status_code=200 if healthy else 503)
 
+    # The SDK's limit is a parameter: raised to ours, so BodyLimitMiddleware is the one that answers.
     app: ASGIApp = server.streamable_http_app(
-        streamable_http_path="/mcp/", host=host, transport_security=transport_security(runtime.settings, host))
+        streamable_http_path=MCP_PATH, host=host, transport_security=transport_security(runtime.settings, host),
+        max_request_body_size=MAX_BODY_BYTES)
+    app = McpPathAlias(BodyLimitMiddleware(app))
     token = runtime.settings.http_token
+    # The token is checked first: nobody unauthenticated gets a body buffered.
     return BearerTokenMiddleware(app, token) if token else app
 
 

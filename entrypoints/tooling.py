@@ -4,19 +4,27 @@ The SDK validates arguments with pydantic before a tool runs: a missing argument
 would come back as a pydantic dump, with no structured error and no log line, and lax parsing
 would turn ``true`` into ``1``. So each tool is registered twice over: its typed signature gives
 the published JSON schema, and a twin that accepts any value (missing ones as ``None``) is what
-runs, so the domain's checks decide with the spec's messages.
+runs, so the domain's checks decide with the spec's messages. Arguments the tool does not declare
+are refused by name (pydantic would drop them silently: ``limt=3`` would search with the default).
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
+import time
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from loguru import logger
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
+
+from domain.errors import ValidationError
+from entrypoints import render
 
 
 # The search knobs shared by memory_search, artifact_search and hybrid_search.
@@ -36,6 +44,8 @@ def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotati
         return fn(**kwargs)
 
     params = [
+        # The SDK's Context (progress notifications) is injected, never an argument: its type, resolved.
+        p.replace(annotation=typing.get_type_hints(fn)[p.name]) if p.name == typed.context_kwarg else
         p.replace(annotation=Annotated[Any, Field(description=_describe(p))],
                   default=None if p.default is inspect.Parameter.empty else p.default)
         for p in inspect.signature(fn).parameters.values()
@@ -43,8 +53,34 @@ def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotati
     # Tools return CallToolResult themselves (structured content and text, or an error).
     accepting_anything.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]
     del accepting_anything.__wrapped__  # the SDK must read the lax signature, not the typed one
-    lax = Tool.from_function(accepting_anything, name=typed.name, description=description, annotations=annotations)
+    lax = DeclaredArgumentsTool.from_function(accepting_anything, name=typed.name, description=description,
+                                              annotations=annotations, context_kwarg=typed.context_kwarg)
     return lax.model_copy(update={"parameters": typed.parameters})
+
+
+class DeclaredArgumentsTool(Tool):
+    """A tool that refuses arguments it does not declare, before anything runs."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        allowed = list(self.fn_metadata.arg_model.model_fields)
+        unknown = sorted(set(arguments) - set(allowed))
+        if not unknown:
+            return await super().run(arguments, context, convert_result=convert_result)
+        started = time.perf_counter()
+        refusal = render.error(unknown_arguments(unknown, allowed))
+        # The same line run_tool writes for every other call: one log line per call, whatever refused it.
+        logger.info("tool_call tool={} status={} latency_ms={:.1f}", self.name, ValidationError.kind,
+                    (time.perf_counter() - started) * 1000)
+        return refusal
+
+
+def unknown_arguments(unknown: list[str], allowed: list[str]) -> ValidationError:
+    """Names the unknown arguments (with the closest allowed one, if any) and every allowed one."""
+    noun = "argument" if len(unknown) == 1 else "arguments"
+    hints = [f" (did you mean {close[0]}?)" if (close := difflib.get_close_matches(name, allowed, n=1)) else ""
+             for name in unknown]
+    named = ", ".join(f"{name}{hint}" for name, hint in zip(unknown, hints))
+    return ValidationError(unknown[0], f"Unknown {noun}: {named}. Allowed: {', '.join(allowed) or '(none)'}")
 
 
 def _describe(param: inspect.Parameter) -> str:

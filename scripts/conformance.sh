@@ -4,9 +4,10 @@
 #
 # Usage: scripts/conformance.sh URL [SCENARIO...]
 #        scripts/conformance.sh --install-only
-#   URL       e.g. http://127.0.0.1:8000/mcp/  (use the exact path the server
-#             serves: a 307 slash redirect fails dns-rebinding-protection;
-#             the URL host must be localhost/127.0.0.1/[::1] for that scenario)
+#   URL       e.g. http://127.0.0.1:3000/mcp  (memtrove serves /mcp and /mcp/
+#             alike; a server answering with a 307 slash redirect fails
+#             dns-rebinding-protection; the URL host must be
+#             localhost/127.0.0.1/[::1] for that scenario)
 #   SCENARIO  default: server-initialize ping tools-list dns-rebinding-protection
 #
 # Installs (once, idempotently) pinned Node 22 and the pinned conformance

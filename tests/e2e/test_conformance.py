@@ -26,9 +26,11 @@ def suite_installed() -> None:
         pytest.skip(f"conformance suite could not be installed: {installed.stderr[-500:]}")
 
 
-def test_generic_server_scenarios_pass(suite_installed: None, tmp_path: Path) -> None:
-    with http_server(tmp_path / "data") as server:
-        result = subprocess.run([str(SCRIPT), server.mcp_url, *SCENARIOS], capture_output=True, text=True,
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/"])
+def test_generic_server_scenarios_pass(suite_installed: None, tmp_path: Path, path: str) -> None:
+    """At /mcp (the documented URL) and at /mcp/: neither may answer with a redirect."""
+    with http_server(tmp_path / "data", {"MEMTROVE_SHARED": "false"}) as server:
+        result = subprocess.run([str(SCRIPT), server.base_url + path, *SCENARIOS], capture_output=True, text=True,
                                 timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     for scenario in SCENARIOS:

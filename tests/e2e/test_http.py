@@ -12,11 +12,13 @@ from tests.support.mcp_procs import BlockingClient, HttpServer, blocking, http_s
 
 pytestmark = pytest.mark.slow
 
+IN_PROCESS = {"MEMTROVE_SHARED": "false"}  # the server itself, not a bridge to a shared one
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("e2e-http")
-    with http_server(root / "data", stderr_path=root / "stderr.log") as running:
+    with http_server(root / "data", IN_PROCESS, stderr_path=root / "stderr.log") as running:
         yield running
 
 
@@ -37,9 +39,10 @@ def test_bad_input_is_refused_and_changes_nothing(client: BlockingClient, case: 
     client.run(scenario.check_bad_input, case)
 
 
-def test_a_second_session_sees_the_same_store(server: HttpServer, client: BlockingClient) -> None:
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/"])
+def test_a_second_session_sees_the_same_store(server: HttpServer, client: BlockingClient, path: str) -> None:
     stored = client.run(scenario.store, "The staging database lives in eu-west-1", "fact", 0.8)
-    with blocking(http_session(server.mcp_url)) as other:
+    with blocking(http_session(server.base_url + path)) as other:
         found = other.run(scenario.search, "where is the staging database", limit=1)
         assert scenario.ids(found) == [stored["id"]]
         other.run(scenario.call_ok, "memory_delete", {"memory_id": stored["id"]})

@@ -14,15 +14,19 @@ from tests.support.mcp_procs import HttpServer, blocking, free_port, http_server
 
 pytestmark = pytest.mark.slow
 
+IN_PROCESS = {"MEMTROVE_SHARED": "false"}  # the server itself, not a bridge to a shared one
+
 TOKEN = "s3cret"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "e2e-security", "version": "1.0"}}}
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PATHS = ["/mcp", "/mcp/"]  # both served directly: a redirect would answer 3xx where 4xx or 2xx is due
 
 
-def post_initialize(server: HttpServer, **headers: str) -> httpx.Response:
-    return httpx.post(server.mcp_url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}, timeout=20.0)
+def post_initialize(server: HttpServer, path: str = "/mcp", **headers: str) -> httpx.Response:
+    return httpx.post(server.base_url + path, json=INITIALIZE, headers={**MCP_HEADERS, **headers}, timeout=20.0,
+                      follow_redirects=False)
 
 
 def assert_initialized(response: httpx.Response) -> None:
@@ -33,14 +37,14 @@ def assert_initialized(response: httpx.Response) -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("e2e-http-open")
-    with http_server(root / "data", stderr_path=root / "stderr.log") as running:
+    with http_server(root / "data", IN_PROCESS, stderr_path=root / "stderr.log") as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("e2e-http-token")
-    with http_server(root / "data", token=TOKEN, stderr_path=root / "stderr.log") as running:
+    with http_server(root / "data", IN_PROCESS, token=TOKEN, stderr_path=root / "stderr.log") as running:
         yield running
 
 
@@ -62,24 +66,27 @@ def test_health_reports_healthy_with_checks(server: HttpServer) -> None:
 
 # ----------------------------------------------------------------------------- DNS rebinding
 
-def test_loopback_host_and_origin_are_accepted(server: HttpServer) -> None:
-    assert_initialized(post_initialize(server))
-    assert_initialized(post_initialize(server, Host=f"localhost:{server.port}"))
-    assert_initialized(post_initialize(server, Origin=f"http://127.0.0.1:{server.port}"))
-    assert_initialized(post_initialize(server, Origin="http://localhost:5173"))
+@pytest.mark.parametrize("path", PATHS)
+def test_loopback_host_and_origin_are_accepted(server: HttpServer, path: str) -> None:
+    assert_initialized(post_initialize(server, path))
+    assert_initialized(post_initialize(server, path, Host=f"localhost:{server.port}"))
+    assert_initialized(post_initialize(server, path, Origin=f"http://127.0.0.1:{server.port}"))
+    assert_initialized(post_initialize(server, path, Origin="http://localhost:5173"))
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("host", ["evil.example", f"evil.example:{80}", "127.0.0.1.evil.example"])
-def test_foreign_host_header_is_rejected(server: HttpServer, host: str) -> None:
-    response = post_initialize(server, Host=host)
+def test_foreign_host_header_is_rejected(server: HttpServer, host: str, path: str) -> None:
+    response = post_initialize(server, path, Host=host)
     assert response.status_code == 421, (response.status_code, response.text)
     assert "Invalid Host header" in response.text
     assert "serverInfo" not in response.text
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("origin", ["http://evil.example", "http://localhost.evil.example", "null"])
-def test_foreign_origin_is_rejected(server: HttpServer, origin: str) -> None:
-    response = post_initialize(server, Origin=origin)
+def test_foreign_origin_is_rejected(server: HttpServer, origin: str, path: str) -> None:
+    response = post_initialize(server, path, Origin=origin)
     assert response.status_code == 403, (response.status_code, response.text)
     assert "Invalid Origin header" in response.text
     assert "serverInfo" not in response.text
@@ -91,9 +98,9 @@ def test_foreign_origin_is_rejected(server: HttpServer, origin: str) -> None:
 def test_wildcard_bind_without_token_refuses_to_start(tmp_path: Path, how: str) -> None:
     port = str(free_port())
     if how == "flag":
-        args, env = ["serve", "--transport", "http", "--host", "0.0.0.0", "--port", port], {}
+        args, env = ["serve", "--transport", "http", "--host", "0.0.0.0", "--port", port], IN_PROCESS
     else:
-        args, env = ["serve", "--transport", "http", "--port", port], {"MEMTROVE_HOST": "0.0.0.0"}
+        args, env = ["serve", "--transport", "http", "--port", port], {**IN_PROCESS, "MEMTROVE_HOST": "0.0.0.0"}
     started = time.monotonic()
     done = run_cli(args, tmp_path / "data", env, timeout=30.0)
     elapsed = time.monotonic() - started
@@ -116,9 +123,10 @@ def test_request_without_token_is_unauthorized(guarded: HttpServer) -> None:
     assert TOKEN not in response.text
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("authorization", ["Bearer wrong", f"Bearer {TOKEN}x", TOKEN, f"Basic {TOKEN}", "Bearer"])
-def test_request_with_wrong_token_is_unauthorized(guarded: HttpServer, authorization: str) -> None:
-    response = post_initialize(guarded, Authorization=authorization)
+def test_request_with_wrong_token_is_unauthorized(guarded: HttpServer, authorization: str, path: str) -> None:
+    response = post_initialize(guarded, path, Authorization=authorization)
     assert response.status_code == 401, (authorization, response.status_code, response.text)
     assert "serverInfo" not in response.text
 
@@ -130,7 +138,8 @@ def test_health_needs_the_token_too(guarded: HttpServer) -> None:
 
 
 def test_right_token_gives_a_working_mcp_client(guarded: HttpServer) -> None:
-    assert_initialized(post_initialize(guarded, Authorization=f"Bearer {TOKEN}"))
+    for path in PATHS:
+        assert_initialized(post_initialize(guarded, path, Authorization=f"Bearer {TOKEN}"))
     with blocking(http_session(guarded.mcp_url, token=TOKEN)) as client:
         client.run(scenario.check_tools)
         stored = client.run(scenario.store, "User prefers dark mode in every editor", "preference", 0.9)

@@ -1,0 +1,40 @@
+"""Id patterns match whole ids only: a final newline (which "$" lets through) or any suffix is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.errors import ValidationError
+from domain.ids import ARTIFACT_ID, MEMORY_ID, new_memory_id
+from domain.usecases.artifacts import check_artifact_id
+from domain.validation import require_id
+
+HEX = "0123456789abcdef" * 2
+
+
+@pytest.mark.parametrize("pattern, prefix", [(MEMORY_ID, "mem_"), (ARTIFACT_ID, "art_")])
+def test_a_final_newline_does_not_match_even_with_match(pattern, prefix: str) -> None:
+    assert pattern.match(prefix + HEX)
+    for bad in (prefix + HEX + "\n", prefix + HEX + "\r\n", "\n" + prefix + HEX, prefix + HEX.upper()):
+        assert pattern.match(bad) is None, repr(bad)
+        assert pattern.fullmatch(bad) is None, repr(bad)
+
+
+def test_new_memory_ids_match() -> None:
+    assert MEMORY_ID.fullmatch(new_memory_id())
+
+
+@pytest.mark.parametrize("value", ["art_" + HEX + "\n", "art_" + HEX + "\n\n", "art_" + HEX[:-1] + "\n"])
+def test_artifact_id_checks_refuse_a_trailing_newline(value: str) -> None:
+    """The check artifact_get, artifact_delete and artifact_reembed share."""
+    with pytest.raises(ValidationError) as raised:
+        check_artifact_id(value)
+    assert raised.value.field == "artifact_id"
+    assert check_artifact_id("art_" + HEX) == "art_" + HEX
+
+
+def test_memory_id_checks_refuse_a_trailing_newline() -> None:
+    """The check memory_delete makes."""
+    with pytest.raises(ValidationError) as raised:
+        require_id("memory_id", "mem_" + HEX + "\n", "mem_", MEMORY_ID, "32 hex characters")
+    assert raised.value.field == "memory_id"

@@ -1,0 +1,57 @@
+"""A lax tool refuses arguments it does not declare, by name, before its body runs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from entrypoints import render
+from entrypoints.tooling import lax_tool
+
+calls: list[dict[str, Any]] = []
+
+
+def memory_search(query: Annotated[str, Field(description="Search query")], limit: int = 5,
+                  mode: str = "hybrid") -> CallToolResult:
+    calls.append({"query": query, "limit": limit, "mode": mode})
+    return render.ok({"query": query, "limit": limit}, "ran")
+
+
+TOOL = lax_tool(memory_search, "Search.")
+
+
+def run(arguments: dict[str, Any]) -> CallToolResult:
+    async def call() -> CallToolResult:
+        return await TOOL.run(arguments, context=None, convert_result=True)  # type: ignore[arg-type]
+    return anyio.run(call)
+
+
+def test_declared_arguments_reach_the_body_unparsed() -> None:
+    calls.clear()
+    result = run({"query": "tea", "limit": "3"})
+    assert not result.is_error and calls == [{"query": "tea", "limit": "3", "mode": "hybrid"}]
+
+
+def test_a_misspelled_argument_is_a_tool_error_naming_it_and_the_allowed_ones() -> None:
+    calls.clear()
+    result = run({"query": "tea", "limt": 3})
+    assert result.is_error and calls == []
+    error = result.structured_content["error"]
+    assert error == {"type": "validation_error", "field": "limt",
+                     "message": "Unknown argument: limt (did you mean limit?). Allowed: query, limit, mode"}
+    assert isinstance(result.content[0], TextContent) and result.content[0].text == error["message"]
+
+
+def test_every_unknown_argument_is_named() -> None:
+    result = run({"query": "tea", "include_memories": True, "zzz": 1})
+    error = result.structured_content["error"]
+    assert error["field"] == "include_memories"
+    assert error["message"].startswith("Unknown arguments: include_memories, zzz. Allowed: query, limit, mode")
+
+
+def test_the_published_schema_is_the_typed_one() -> None:
+    assert TOOL.parameters["properties"]["query"]["type"] == "string"
+    assert TOOL.parameters["required"] == ["query"]
