@@ -31,6 +31,9 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         self.jobs[artifact.id] = job
         self.audit.append(entry)
 
+    def start_job(self, job: IngestJob) -> None:
+        self.jobs[job.artifact_id] = job
+
     def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
         held = self.jobs.get(job.artifact_id)
         if held is None or (held.version, held.status, held.lease_owner) != (job.version, "indexing", job.lease_owner):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, insert, select, update
 
 from adapters.sqlalchemy_vectors import ARTIFACT_COLLECTIONS, jobs, put_vectors, vectors
 from domain.ids import record_of
@@ -15,6 +15,13 @@ INDEXING = "indexing"
 
 class SqlIngestJobs:
     """Mixed into the artifact store (``_write``/``_read`` come from the metadata store)."""
+
+    def start_job(self, job: IngestJob) -> None:
+        with self._write() as conn:  # type: ignore[attr-defined]
+            conn.execute(delete(jobs).where(jobs.c.artifact_id == job.artifact_id))
+            conn.execute(insert(jobs).values(
+                artifact_id=job.artifact_id, version=job.version, status=job.status, done=job.done, total=job.total,
+                error=None, lease_owner=job.lease_owner, lease_until=job.lease_until))
 
     def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
         with self._write() as conn:  # type: ignore[attr-defined]

@@ -191,6 +191,10 @@ class ArtifactStore(Protocol):
         """Write a version as pending, with its ingest job: invisible to every read until committed."""
         ...
 
+    def start_job(self, job: IngestJob) -> None:
+        """Record an ingest as under way before its version is written (its chunks are being cut)."""
+        ...
+
     def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
         """Store vectors of a pending version and the job's progress (``job.done``), renewing its lease.
 

@@ -186,7 +186,8 @@ def render_indexing(running: StillRunning[IngestResult]) -> CallToolResult:
         return render.ok({"status": "indexing"}, "Still preparing the artifact; it goes on in the background.")
     art_id, done, total = running.latest
     body = {"artifact_id": art_id, "status": "indexing", "chunks_done": done, "chunks_total": total}
-    return render.ok(body, f"Indexing artifact {art_id} in the background: {done} of {total} chunks embedded. "
+    where = f"{done} of {total} chunks embedded" if total else "cutting it into chunks"
+    return render.ok(body, f"Indexing artifact {art_id} in the background: {where}. "
                            "It becomes searchable when complete; artifact_get shows its progress.")
 
 
@@ -198,6 +199,8 @@ def job_status(job: IngestJob) -> dict[str, Any]:
 def job_text(job: IngestJob) -> str:
     if job.status == "failed":
         return f"ingest failed: {job.error}"
+    if not job.total:
+        return "indexing: cutting it into chunks; searchable when complete"
     return f"indexing, {job.done} of {job.total} chunks embedded; searchable when complete"
 
 

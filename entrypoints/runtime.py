@@ -15,6 +15,7 @@ from loguru import logger
 from config.container import Application
 from config.settings import Settings
 from domain.errors import ConfigurationError, MemtroveError
+from domain.model import IngestJob
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
@@ -72,8 +73,10 @@ class Runtime:
             if adopted is not None:
                 logger.info("vectors_adopted count={} (the store now holds the index's vectors)", adopted)
             self.app.use_cases.sync_vectors()
+            # Jobs open before any call of this process ran: orphans of a crash (on SQLite, taken at once).
+            orphans = self.app.adapters.store().open_jobs()
             self._spawn("memtrove-vectors", self._sync_loop)
-            self._spawn("memtrove-resume", self._resume_loop)
+            self._spawn("memtrove-resume", lambda: self._resume_loop(orphans))
             self._ready = True
 
     def kick(self) -> None:
@@ -116,13 +119,16 @@ class Runtime:
                 logger.opt(exception=exc).error("vector_sync_crashed")
                 self._stop.wait(1.0)
 
-    def _resume_loop(self) -> None:
+    def _resume_loop(self, orphans: list[IngestJob]) -> None:
         resume = self.app.use_cases.resume_ingests()
+        first = True
         while not self._stop.is_set():
             try:
                 started = time.perf_counter()
                 count = resume(on_error=lambda job, exc: logger.warning(
-                    "ingest_resume_failed artifact_id={} error={}", job.artifact_id, exc.message))
+                    "ingest_resume_failed artifact_id={} error={}", job.artifact_id, exc.message),
+                    jobs=orphans if resume.exclusive or first else None)
+                first = False
                 if count:
                     logger.info("ingests_resumed count={} latency_ms={:.0f}", count,
                                 (time.perf_counter() - started) * 1000)

@@ -109,6 +109,10 @@ class IngestArtifact:
                     if begun is not None:
                         return self._run(*begun, claimed, existing is not None, progress or _Silent())
                 self.store.discard_pending(art_id, job.version)
+            # Known as under way at once (artifact_get shows it) while its chunks are cut.
+            self.store.start_job(IngestJob(art_id, version, INDEXING, 0, 0, lease_owner=worker,
+                                           lease_until=self._lease()))
+            (progress or _Silent())(art_id, 0, 0)
             artifact, chunks, job = self._begin(art_id, content, digest, fields, existing, chunker, worker)
         return self._run(artifact, chunks, job, existing is not None, progress or _Silent())
 
@@ -266,9 +270,11 @@ class ResumeIngests:
     store: ArtifactStore
     exclusive: bool = False  # the only process on this store: every open job is an orphan
 
-    def __call__(self, on_error: Callable[[IngestJob, MemtroveError], None] | None = None) -> int:
+    def __call__(self, on_error: Callable[[IngestJob, MemtroveError], None] | None = None,
+                 jobs: list[IngestJob] | None = None) -> int:
+        """``jobs``: those open when this process started (else every open job, by its lease)."""
         resumed = 0
-        for job in self.store.open_jobs():
+        for job in self.store.open_jobs() if jobs is None else jobs:
             now = float("inf") if self.exclusive else self.ingest.now()
             claimed = self.store.claim_job(job.artifact_id, job.version, self.ingest._worker(),
                                            self.ingest.now() + self.ingest.lease_seconds, now)
