@@ -117,7 +117,7 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
                 from entrypoints.http import build_http_app
 
                 app = build_http_app(server, runtime, host)
-                logger.info("serving transport=http url=http://{}:{}/mcp/", host, port)
+                logger.info("serving transport=http url=http://{}:{}/mcp", host, port)
                 uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
         finally:
             runtime.shutdown()
