@@ -141,7 +141,8 @@ class UseCases(containers.DeclarativeContainer):
         AppendTurn, embedder=adapters.embedder, store=adapters.store, locks=adapters.store, split=split,
         tokenizer=adapters.tokenizer)
     get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies)
-    embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors)
+    embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors,
+                                         catch_up=sync_vectors.provided.catch_up)
 
     ingest_artifact = providers.ThreadSafeSingleton(
         IngestArtifact, embedder=adapters.embedder, store=adapters.store, locks=adapters.store,

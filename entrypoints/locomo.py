@@ -136,7 +136,8 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTROVE_", "OPENAI_", "CHROMA_"))}
     env.update({"MEMTROVE_DATA_DIR": str(data_dir), "MEMTROVE_SEARCH_WEIGHTS": json.dumps(BENCH_PROFILES),
-                "MEMTROVE_WARMUP": "true", "LOG_LEVEL": "WARNING"})
+                "MEMTROVE_WARMUP": "true", "LOG_LEVEL": "WARNING",
+                "MEMTROVE_SHARED": "false"})  # a fresh server of its own, not a bridge to a shared one
     for passed in ("MEMTROVE_EMBEDDER", "MEMTROVE_SEARCH_PROFILE"):
         if os.environ.get(passed):
             env[passed] = os.environ[passed]

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import httpx  # noqa: F401 - before any thread: openai reads sys.modules["httpx"] without importing it
 import openai
 from loguru import logger
 

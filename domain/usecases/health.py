@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,10 +11,15 @@ from domain.errors import MemtroveError
 from domain.ports import Embedder, VectorIndex
 
 
+def _in_step() -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddingHealth:
     embedder: Embedder
     vectors: VectorIndex
+    catch_up: Callable[[], None] = _in_step  # the counts include every write committed before the call
 
     def __call__(self) -> dict[str, Any]:
         report: dict[str, Any] = dict(self.embedder.describe())
@@ -30,6 +36,7 @@ class EmbeddingHealth:
             )
         report["dimensions_match"] = report.get("test_embedding_dimensions") in (None, self.embedder.profile.dimensions)
         try:
+            self.catch_up()
             report["stored_vectors"] = {c: self.vectors.count(c) for c in ("memory", "history")}
         except MemtroveError as exc:
             report["vector_store_error"] = exc.message
