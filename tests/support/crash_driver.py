@@ -2,7 +2,8 @@
 
 The mcp client hides the child process; the crash-safety test needs its exit status (-9 after a
 SIGKILL), so it speaks the protocol itself: initialize, notifications/initialized, tools/call.
-It also holds the helpers that build the test's documents and read the stores directly.
+It also holds the fake embedder the crash test counts on and the documents it ingests; the stores
+are read directly by ``tests/support/store_state.py``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import queue
 import random
 import signal
 import socket
-import sqlite3
 import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,31 @@ PROTOCOL_VERSION = "2025-06-18"
 
 
 class QuickFakeOpenAIServer(FakeOpenAIServer):
-    """The fake OpenAI server, answering without Nagle's delay.
+    """The fake OpenAI server, answering without Nagle's delay; optionally slow on documents only.
 
     Its handler sends the headers and the body in two writes; with Nagle's algorithm the body then
     waits for the client's delayed ACK, ~40 ms per request. The crash test makes thousands.
+    ``document_delay`` holds every request of more than one text that long (queries stay quick), so
+    a test can watch an ingest under way.
     """
+
+    def __init__(self, *args: Any, document_delay: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.document_delay = document_delay
+
+    def inputs(self) -> list[str]:
+        """Every text the server was asked to embed, in the order the requests arrived."""
+        found: list[str] = []
+        for request in self.embedding_requests:
+            texts = request.body.get("input") if isinstance(request.body, dict) else None
+            found += [texts] if isinstance(texts, str) else list(texts or [])
+        return found
+
+    def _embeddings(self, body: Any, outcome: Any) -> tuple[int, dict[str, Any]]:
+        texts = body.get("input") if isinstance(body, dict) else None
+        if self.document_delay and isinstance(texts, list) and len(texts) > 1:
+            self._stopping.wait(self.document_delay)
+        return super()._embeddings(body, outcome)
 
     def start(self) -> QuickFakeOpenAIServer:
         super().start()
@@ -232,118 +252,3 @@ def document(seed: int, sentences: int) -> str:
             current = []
     paragraphs.append(" ".join(current))
     return "\n\n".join(p for p in paragraphs if p)
-
-
-# ------------------------------------------------------------------------------ direct inspection
-
-@dataclass
-class StoreSnapshot:
-    """What the SQL store and Chroma hold, read directly from the files of a stopped server."""
-
-    artifact_rows: list[dict[str, Any]]  # every row of ``artifacts`` (any status)
-    chunk_rows: list[dict[str, Any]]  # every row of ``artifact_chunks``
-    audit_rows: list[dict[str, Any]]
-    # collection kind -> vector id -> metadata: "artifact" and "chunk" (the live collections, any
-    # profile), "other" (vectors in any further collection but memory / history, as "name/id")
-    vectors: dict[str, dict[str, dict[str, Any]]]
-
-
-def read_sql(data_dir: Path, read_only: bool = True
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """The artifact, chunk and audit rows; ``read_only=False`` for a crash image (SQLite may recover its WAL)."""
-    db = data_dir / "memtrove.sqlite3"
-    with closing(sqlite3.connect(f"file:{db}?mode={'ro' if read_only else 'rw'}", uri=True)) as conn:
-        conn.row_factory = sqlite3.Row
-        arts = [dict(r) for r in conn.execute("SELECT * FROM artifacts")]
-        chunks = [dict(r) for r in conn.execute(
-            "SELECT artifact_id, version, chunk_index, chunk_id, start_char, end_char, content_hash, content "
-            "FROM artifact_chunks ORDER BY artifact_id, version, chunk_index")]
-        audit = [dict(r) for r in conn.execute("SELECT * FROM audit_log")]
-    return arts, chunks, audit
-
-
-_CHROMA_LOCK = threading.Lock()  # one Chroma client at a time in this process (its system cache is global)
-
-
-@contextmanager
-def chroma_exclusive() -> Iterator[None]:
-    """Hold off ``read_vectors`` (which clears Chroma's global client cache) while Chroma is used in-process."""
-    from chromadb.api.client import SharedSystemClient
-
-    with _CHROMA_LOCK:
-        try:
-            yield
-        finally:
-            SharedSystemClient.clear_system_cache()
-
-
-def read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every vector id and its metadata in the artifact and chunk collections (any profile)."""
-    with _CHROMA_LOCK:
-        return _read_vectors(data_dir)
-
-
-def _read_vectors(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    import chromadb
-    from chromadb.api.client import SharedSystemClient
-    from chromadb.config import Settings
-
-    client = chromadb.PersistentClient(path=str(data_dir / "chroma"), settings=Settings(anonymized_telemetry=False))
-    try:
-        found: dict[str, dict[str, dict[str, Any]]] = {"artifact": {}, "chunk": {}, "other": {}}
-        for collection in client.list_collections():
-            kind = collection.name.split("__", 1)[0]
-            if kind in ("memory", "history"):
-                continue
-            col = client.get_collection(collection.name)
-            offset = 0
-            while True:
-                got = col.get(include=["metadatas"], limit=5000, offset=offset)
-                for vid, meta in zip(got["ids"], got["metadatas"], strict=True):
-                    if kind in found and kind != "other":
-                        found[kind][vid] = dict(meta or {})
-                    else:  # any other collection (a left-over copy, say) holding vectors
-                        found["other"][f"{collection.name}/{vid}"] = dict(meta or {})
-                if len(got["ids"]) < 5000:
-                    break
-                offset += 5000
-        return found
-    finally:
-        # The next test opens another directory; do not keep this one's system (and files) open.
-        SharedSystemClient.clear_system_cache()
-
-
-def unreachable_vectors(data_dir: Path) -> dict[str, list[str]]:
-    """Per collection kind, the vectors a query with their own stored embedding does not return first.
-
-    Every vector of our artifacts is distinct, so each must be its own nearest neighbour; one that
-    is not is stored (``get`` returns it) but can never be found by a search.
-    """
-    with _CHROMA_LOCK:
-        import chromadb
-        from chromadb.api.client import SharedSystemClient
-        from chromadb.config import Settings
-
-        client = chromadb.PersistentClient(path=str(data_dir / "chroma"), settings=Settings(anonymized_telemetry=False))
-        try:
-            missed: dict[str, list[str]] = {"artifact": [], "chunk": []}
-            for collection in client.list_collections():
-                kind = collection.name.split("__", 1)[0]
-                if kind not in missed:
-                    continue
-                col = client.get_collection(collection.name)
-                got = col.get(include=["embeddings"])
-                ids, embeddings = list(got["ids"]), got["embeddings"]
-                for start in range(0, len(ids), 500):
-                    found = col.query(query_embeddings=embeddings[start:start + 500], n_results=1, include=[])
-                    missed[kind] += [vid for vid, top in zip(ids[start:start + 500], found["ids"], strict=True)
-                                     if top[:1] != [vid]]
-            return missed
-        finally:
-            SharedSystemClient.clear_system_cache()
-
-
-def snapshot(data_dir: Path, read_only: bool = True) -> StoreSnapshot:
-    """Both stores of a data directory no process has open (a stopped server's, or a copy)."""
-    arts, chunks, audit = read_sql(data_dir, read_only)
-    return StoreSnapshot(arts, chunks, audit, read_vectors(data_dir))
