@@ -28,8 +28,9 @@ fresh data directory (and database). Per kill:
 
 test_search_reaches_every_vector_after_recovery then requires every stored vector of every scenario
 to be found by a query with its own embedding (Chroma 1.5.9 loses some after deletes, see there).
-Also here, in-process: an embedding failure part-way writes nothing, and reads at every checkpoint
-of a live replacement see exactly one complete version.
+Also here: an ingest acknowledged as "indexing" (past the call's budget) and killed while it is still
+being cut is finished by the next server; an embedding failure part-way writes nothing; and reads
+made in-process at every checkpoint of a live replacement see exactly one complete version.
 
 The scenarios are independent processes; two run at a time on a pool (this is a 2-core box), each
 test waits for its own scenario and reports its own failure.
@@ -662,6 +663,50 @@ def test_an_embedding_failure_part_way_writes_nothing(scenarios: Scenarios, tmp_
     assert not any(snap.chroma.vectors.values()), "vectors were written for a failed ingest"
     mentioned = [(r["action"], r["item_ids"]) for r in sql.audit_rows if "art_" in r["item_ids"]]
     assert mentioned == [], f"the audit log records an ingest that wrote nothing: {mentioned}"
+
+
+def test_an_ingest_acknowledged_as_indexing_survives_a_kill(fake: QuickFakeOpenAIServer, tmp_path: Path) -> None:
+    """A call past its budget answers "indexing" with the artifact's id, and the work goes on in the
+    background, surviving a restart (issue 9, part 4). Killed (-9) right after that answer, while the
+    artifact is still being cut into chunks (as the answer says), the next server must still finish
+    it: nothing acknowledged is lost, and artifact_get never answers "not found" for it.
+
+    A document ~7 times V1's takes seconds to cut; the budget runs out during that.
+    """
+    text = document(9, 8000)
+    data = tmp_path / "data"
+    server = RawStdioServer(data, base_env(fake, MEMTROVE_CALL_BUDGET="1.0"), tmp_path / "first.log")
+    with server:
+        answer = server.call("artifact_ingest", ingest_args(text))
+        server.process.kill()
+    body = answer.structured or {}
+    assert not answer.is_error and body.get("status") == "indexing", answer.text[:300]
+    assert "artifact_id" in body, f"'indexing' without the artifact's id: {answer.text[:300]}"
+    art_id, cutting = body["artifact_id"], body.get("chunks_total") == 0
+    at_kill = read_sql(sqlite_url(data))
+    stage = "after its pending version was written" if at_kill.artifact_rows else "while it was being cut"
+    assert at_kill.jobs and at_kill.jobs[0]["artifact_id"] == art_id, f"no job at the kill ({stage}): {at_kill.jobs}"
+
+    server = RawStdioServer(data, base_env(fake), tmp_path / "restarted.log")
+    with server:
+        deadline = time.monotonic() + 180
+        while True:
+            got = server.call("artifact_get", {"artifact_id": art_id, "include_content": True})
+            assert not got.is_error, (f"an ingest acknowledged as indexing{' (cutting)' if cutting else ''} was "
+                                      f"lost, killed {stage}: {got.text[:300]}")
+            body = got.structured or {}
+            if body.get("status") == "indexed":
+                break
+            assert body.get("status") == "indexing" and time.monotonic() < deadline, body
+            time.sleep(0.2)
+        assert body["content"] == text
+        caught_up = server.call("hybrid_search", {"query": text[:200]})
+        assert not caught_up.is_error and caught_up.structured["results"][0]["artifact_id"] == art_id
+    assert server.process.returncode == 0, server.stderr()[-2000:]
+    snap = snapshot(data)
+    assert [r["status"] for r in snap.sql.artifact_rows] == ["committed"] and not snap.sql.jobs
+    assert not snap.sql.outbox and all(not row.pending for row in snap.sql.vectors.values())
+    assert set(snap.chroma.vectors["chunk"]) == {vid for (col, vid) in snap.sql.vectors if col == "chunk"}
 
 
 def test_reads_at_every_checkpoint_of_a_replacement_see_one_complete_version(
