@@ -24,15 +24,21 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         super().__init__()
         self.versions: dict[tuple[str, str], tuple[str, Artifact, list[ArtifactChunk]]] = {}
         self.jobs: dict[str, IngestJob] = {}
+        self.requests: dict[str, dict[str, Any]] = {}
 
     def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry,
                        job: IngestJob) -> None:
         self.versions[(artifact.id, artifact.version)] = ("pending", artifact, list(chunks))
         self.jobs[artifact.id] = job
+        self.requests.pop(artifact.id, None)
         self.audit.append(entry)
 
-    def start_job(self, job: IngestJob) -> None:
+    def start_job(self, job: IngestJob, request: Any) -> None:
         self.jobs[job.artifact_id] = job
+        self.requests[job.artifact_id] = dict(request)
+
+    def job_request(self, artifact_id: str) -> dict[str, Any] | None:
+        return self.requests.get(artifact_id) if artifact_id in self.jobs else None
 
     def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
         held = self.jobs.get(job.artifact_id)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 
@@ -16,12 +18,17 @@ INDEXING = "indexing"
 class SqlIngestJobs:
     """Mixed into the artifact store (``_write``/``_read`` come from the metadata store)."""
 
-    def start_job(self, job: IngestJob) -> None:
+    def start_job(self, job: IngestJob, request: Mapping[str, Any]) -> None:
         with self._write() as conn:  # type: ignore[attr-defined]
             conn.execute(delete(jobs).where(jobs.c.artifact_id == job.artifact_id))
             conn.execute(insert(jobs).values(
                 artifact_id=job.artifact_id, version=job.version, status=job.status, done=job.done, total=job.total,
-                error=None, lease_owner=job.lease_owner, lease_until=job.lease_until))
+                error=None, lease_owner=job.lease_owner, lease_until=job.lease_until, request=json.dumps(request)))
+
+    def job_request(self, artifact_id: str) -> dict[str, Any] | None:
+        with self._read() as conn:  # type: ignore[attr-defined]
+            raw = conn.execute(select(jobs.c.request).where(jobs.c.artifact_id == artifact_id)).scalar()
+        return json.loads(raw) if raw else None
 
     def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:
         with self._write() as conn:  # type: ignore[attr-defined]

@@ -54,6 +54,7 @@ jobs = Table(
     Column("error", Text),
     Column("lease_owner", String(64)),
     Column("lease_until", Float, nullable=False),
+    Column("request", Text),  # JSON: what to ingest, until its version is written
 )
 
 ARTIFACT_COLLECTIONS = ("artifact", "chunk")

@@ -191,8 +191,16 @@ class ArtifactStore(Protocol):
         """Write a version as pending, with its ingest job: invisible to every read until committed."""
         ...
 
-    def start_job(self, job: IngestJob) -> None:
-        """Record an ingest as under way before its version is written (its chunks are being cut)."""
+    def start_job(self, job: IngestJob, request: Mapping[str, Any]) -> None:
+        """Record an ingest as under way before its version is written (its chunks are being cut).
+
+        ``request`` (JSON values: the validated fields, the content, the chunker's name) is kept
+        until the version is written, so the work survives a crash meanwhile.
+        """
+        ...
+
+    def job_request(self, artifact_id: str) -> dict[str, Any] | None:
+        """The request a job was started with, while its version is not yet written."""
         ...
 
     def add_pending_vectors(self, job: IngestJob, collection: str, records: Sequence[VectorRecord]) -> bool:

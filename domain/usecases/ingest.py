@@ -109,21 +109,34 @@ class IngestArtifact:
                     if begun is not None:
                         return self._run(*begun, claimed, existing is not None, progress or _Silent())
                 self.store.discard_pending(art_id, job.version)
-            # Known as under way at once (artifact_get shows it) while its chunks are cut.
+            # Known as under way at once (artifact_get shows it), and durable, while its chunks are cut.
             self.store.start_job(IngestJob(art_id, version, INDEXING, 0, 0, lease_owner=worker,
-                                           lease_until=self._lease()))
+                                           lease_until=self._lease()),
+                                 {**fields, "participants": list(fields["participants"]), "content": content,
+                                  "chunker": chunker.name})
             (progress or _Silent())(art_id, 0, 0)
             artifact, chunks, job = self._begin(art_id, content, digest, fields, existing, chunker, worker)
         return self._run(artifact, chunks, job, existing is not None, progress or _Silent())
 
     def resume(self, job: IngestJob, progress: Progress | None = None) -> IngestResult | None:
-        """Finish a job this worker claimed (after a crash); None when its version is gone."""
+        """Finish a job this worker claimed (after a crash); None when there is nothing left to do."""
+        existing = self.store.get_artifact(job.artifact_id)
         begun = self.store.pending_artifact(job.artifact_id, job.version)
-        if begun is None:
-            self.store.discard_pending(job.artifact_id, job.version)
-            return None
-        replacing = self.store.get_artifact(job.artifact_id) is not None
-        return self._run(*begun, job, replacing, progress or _Silent())
+        if begun is None:  # killed while its chunks were cut: start again from the request it kept
+            request = self.store.job_request(job.artifact_id)
+            if request is None:
+                self.store.discard_pending(job.artifact_id, job.version)
+                return None
+            content = request.pop("content")
+            chunker = self.chunkers.get(request.pop("chunker")) or self.chunkers.get(FALLBACK)
+            if chunker is None:
+                raise StorageError(f"No chunker available (not even {FALLBACK})")
+            fields = {**request, "participants": tuple(request["participants"])}
+            with self.locks.hold(job.artifact_id):
+                artifact, chunks, job = self._begin(job.artifact_id, content, content_hash(content), fields,
+                                                    existing, chunker, job.lease_owner or self._worker())
+            begun = (artifact, chunks)
+        return self._run(*begun, job, existing is not None, progress or _Silent())
 
     def _worker(self) -> str:
         return f"{self.process}:{uuid.uuid4().hex[:8]}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from domain.chunking import content_hash
@@ -44,10 +46,10 @@ class Progress:
         self.seen.append((artifact_id, done, total))
 
 
-def ingest_uc(w, at: float = T0, **kw):
+def ingest_uc(w, at: float = T0, chunkers=None, **kw):
     """An ingest worker (each its own process id) whose clock reads ``at``."""
-    return IngestArtifact(w.embedder, w.artifacts, w.artifacts, catalog(TokenWindowChunker()), w.tokenizer,
-                          ChunkSpec(30, 5, 30), w.split, embed_batch=4, now=lambda: at, **kw)
+    return IngestArtifact(w.embedder, w.artifacts, w.artifacts, chunkers or catalog(TokenWindowChunker()),
+                          w.tokenizer, ChunkSpec(30, 5, 30), w.split, embed_batch=4, now=lambda: at, **kw)
 
 
 def embedded(w) -> list[str]:
@@ -156,3 +158,31 @@ def test_deleting_an_artifact_with_only_a_job_under_way_stops_that_job(aworld, m
     assert deleted == [0] and answers == [True, False]  # the next batch is refused: the job is gone
     assert aworld.artifacts.versions == {} and aworld.artifacts.ingest_job(ART) is None
     assert not any(aworld.store.stored.values())
+
+
+def test_a_job_killed_while_its_chunks_are_cut_is_finished_from_the_request_it_kept(aworld) -> None:
+    from domain.usecases.ingest import ResumeIngests
+
+    class Killed(BaseException):
+        pass
+
+    class CutThenDie:  # the kill lands after the job was recorded, before the pending version commits
+        def __init__(self, inner):
+            self.inner, self.name, self.version = inner, "cut-then-die", "1"
+
+        def chunk(self, *args):
+            raise Killed("cutting")
+
+    from tests.conftest import catalog
+    from plugins.chunkers.token_window import TokenWindowChunker
+
+    cutter = CutThenDie(TokenWindowChunker())
+    with pytest.raises(Killed):
+        ingest_uc(aworld, chunkers=catalog(cutter, TokenWindowChunker()))(dataclasses.replace(DOC, chunker=cutter.name))
+    job = aworld.artifacts.ingest_job(ART)
+    assert job is not None and job.total == 0 and aworld.artifacts.pending_versions() == []
+    assert aworld.artifacts.job_request(ART)["content"] == DOC.content
+    assert ResumeIngests(ingest_uc(aworld), aworld.artifacts, exclusive=True)() == 1
+    view = GetArtifact(aworld.artifacts)(ART, include_content=True)
+    assert view.artifact is not None and view.content == DOC.content and view.job is None
+    assert aworld.artifacts.job_request(ART) is None
