@@ -9,15 +9,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import (
-    Column, Float, Integer, String, Table, Text, UniqueConstraint, create_engine, delete, event, insert, select,
-)
+from sqlalchemy import create_engine, delete, event, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters.fts import Doc, backend_for
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
+from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
+    _memory, _profile, _profile_columns, _profile_values, _turn, audit, memories, store_meta, turns,
+)
 from adapters.sqlalchemy_vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn, VectorRecord
@@ -25,56 +26,6 @@ from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
 from domain.validation import epoch
 
 T = TypeVar("T")
-
-store_meta = Table("store_meta", metadata, Column("key", String(64), primary_key=True), Column("value", Text))
-
-
-def _profile_columns() -> list[Column]:
-    return [Column("embedding_provider", String(64), nullable=False),
-            Column("embedding_model", String(200), nullable=False),
-            Column("embedding_dimensions", Integer, nullable=False),
-            Column("embedding_max_tokens", Integer, nullable=False)]
-
-
-memories = Table(
-    "memories", metadata,
-    Column("id", String(64), primary_key=True),
-    Column("content", Text, nullable=False),
-    Column("type", String(16), nullable=False, index=True),
-    Column("confidence", Float, nullable=False),
-    Column("ts", String(40), nullable=False),
-    Column("ts_epoch", Float, nullable=False, index=True),
-    Column("conversation_id", String(100), index=True),
-    Column("token_count", Integer, nullable=False),
-    *_profile_columns(),
-)
-
-turns = Table(
-    "turns", metadata,
-    Column("id", String(160), primary_key=True),
-    Column("conversation_id", String(100), nullable=False),
-    Column("turn_index", Integer, nullable=False),
-    Column("role", String(16), nullable=False),
-    Column("content", Text, nullable=False),
-    Column("ts", String(40), nullable=False),
-    Column("ts_epoch", Float, nullable=False, index=True),
-    Column("token_count", Integer, nullable=False),
-    Column("content_hash", String(64), nullable=False),
-    *_profile_columns(),
-    UniqueConstraint("conversation_id", "turn_index", name="uq_turn_position"),
-)
-
-audit = Table(
-    "audit_log", metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=True),
-    Column("ts", String(40), nullable=False),
-    Column("actor", String(100), nullable=False),
-    Column("action", String(32), nullable=False),
-    Column("collection", String(32), nullable=False),
-    Column("item_ids", Text, nullable=False),
-    Column("detail", Text, nullable=False),
-)
-
 
 def make_engine(url: str) -> Engine:
     """An engine with SQLite tuned for a single local writer (WAL, real foreign keys).
@@ -320,25 +271,3 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             return action()
         except SQLAlchemyError as exc:
             raise StorageError(f"Failed to {what} in the metadata store: {exc}") from exc
-
-
-def _profile_values(profile: EmbeddingProfile) -> dict[str, Any]:
-    return {"embedding_provider": profile.provider, "embedding_model": profile.model,
-            "embedding_dimensions": profile.dimensions, "embedding_max_tokens": profile.max_tokens}
-
-
-def _profile(row: Any) -> EmbeddingProfile:
-    return EmbeddingProfile(row["embedding_provider"], row["embedding_model"],
-                            row["embedding_dimensions"], row["embedding_max_tokens"])
-
-
-def _memory(row: Any) -> Memory:
-    return Memory(id=row["id"], content=row["content"], type=row["type"], confidence=row["confidence"],
-                  ts=row["ts"], conversation_id=row["conversation_id"], token_count=row["token_count"],
-                  profile=_profile(row))
-
-
-def _turn(row: Any) -> Turn:
-    return Turn(id=row["id"], conversation_id=row["conversation_id"], role=row["role"], content=row["content"],
-                turn_index=row["turn_index"], ts=row["ts"], token_count=row["token_count"],
-                content_hash=row["content_hash"], profile=_profile(row))

@@ -14,7 +14,8 @@ from domain.validation import require_choice
 from domain.usecases.health import EmbeddingHealth
 from domain.usecases.history import AppendTurn, GetHistory
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact
-from domain.usecases.ingest import IngestArtifact, ResumeIngests
+from domain.usecases.ingest import IngestArtifact
+from domain.usecases.resume import ResumeIngests
 from domain.usecases.maintenance import CheckProfile
 from domain.usecases.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
 from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory

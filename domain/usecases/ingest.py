@@ -49,6 +49,12 @@ class _Silent:
         return None
 
 
+class Detached(_Silent):
+    """Progress of work nobody waits for (a resumed job): a failure is recorded on its job."""
+
+    detached = True
+
+
 def _no_checkpoint(_: str) -> None:
     return None
 
@@ -91,7 +97,7 @@ class IngestArtifact:
         digest = content_hash(content)
         art_id = artifact_id(fields["source_system"], fields["source_id"], digest)
         version = artifact_version(digest, chunker.name, chunker.version)
-        worker = self._worker()
+        worker = self.worker_id()
         with self.locks.hold(art_id):
             existing = self.store.get_artifact(art_id)
             if existing is not None and existing.version == version:
@@ -134,11 +140,12 @@ class IngestArtifact:
             fields = {**request, "participants": tuple(request["participants"])}
             with self.locks.hold(job.artifact_id):
                 artifact, chunks, job = self._begin(job.artifact_id, content, content_hash(content), fields,
-                                                    existing, chunker, job.lease_owner or self._worker())
+                                                    existing, chunker, job.lease_owner or self.worker_id())
             begun = (artifact, chunks)
         return self._run(*begun, job, existing is not None, progress or _Silent())
 
-    def _worker(self) -> str:
+    def worker_id(self) -> str:
+        """A lease owner for one run: this process, and which call of it."""
         return f"{self.process}:{uuid.uuid4().hex[:8]}"
 
     def _lease(self) -> float:
@@ -273,34 +280,3 @@ def _metadata(artifact: Artifact) -> dict[str, Any]:
     return {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
             "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
             "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}
-
-
-@dataclass(frozen=True, slots=True)
-class ResumeIngests:
-    """Take over jobs whose worker is gone (lease run out; at once when this process owns the store)."""
-
-    ingest: IngestArtifact
-    store: ArtifactStore
-    exclusive: bool = False  # the only process on this store: every open job is an orphan
-
-    def __call__(self, on_error: Callable[[IngestJob, MemtroveError], None] | None = None,
-                 jobs: list[IngestJob] | None = None) -> int:
-        """``jobs``: those open when this process started (else every open job, by its lease)."""
-        resumed = 0
-        for job in self.store.open_jobs() if jobs is None else jobs:
-            now = float("inf") if self.exclusive else self.ingest.now()
-            claimed = self.store.claim_job(job.artifact_id, job.version, self.ingest._worker(),
-                                           self.ingest.now() + self.ingest.lease_seconds, now)
-            if claimed is None:
-                continue
-            try:
-                self.ingest.resume(claimed, _Detached())
-                resumed += 1
-            except MemtroveError as exc:
-                if on_error is not None:
-                    on_error(claimed, exc)
-        return resumed
-
-
-class _Detached(_Silent):
-    detached = True

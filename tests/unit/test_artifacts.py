@@ -12,7 +12,8 @@ from domain.ids import artifact_id, version_of
 from domain.model import AuditEntry, ChunkSpec, IngestJob, VectorRecord
 from domain.usecases.artifact_input import IngestRequest
 from domain.usecases.artifacts import DeleteArtifact, GetArtifact, reconstruct
-from domain.usecases.ingest import IngestArtifact, ResumeIngests
+from domain.usecases.ingest import IngestArtifact
+from domain.usecases.resume import ResumeIngests
 from domain.usecases.search import ArtifactSearch, HybridSearch, SearchRequest
 from tests.conftest import catalog, searcher, synced, syncer
 from plugins.chunkers.token_window import TokenWindowChunker

@@ -161,7 +161,7 @@ def test_deleting_an_artifact_with_only_a_job_under_way_stops_that_job(aworld, m
 
 
 def test_a_job_killed_while_its_chunks_are_cut_is_finished_from_the_request_it_kept(aworld) -> None:
-    from domain.usecases.ingest import ResumeIngests
+    from domain.usecases.resume import ResumeIngests
 
     class Killed(BaseException):
         pass
