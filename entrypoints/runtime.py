@@ -70,7 +70,7 @@ class Runtime:
             if self._ready:
                 return
             adopted = self.app.use_cases.adopt_vectors()()
-            if adopted is not None:
+            if adopted:
                 logger.info("vectors_adopted count={} (the store now holds the index's vectors)", adopted)
             self.app.use_cases.sync_vectors()
             # Jobs open before any call of this process ran: orphans of a crash (on SQLite, taken at once).
