@@ -65,6 +65,9 @@ class PostgresFullText(LexicalBackend):
                 f"SELECT count(*) FROM lexical_docs WHERE collection = :c AND {self._query(':w', 0)}"),
                 {"c": collection, "w": word}).scalar()
             if df:
+                # The counts come from separate statements: writes committed in between can make df
+                # exceed total (READ COMMITTED), which the IDF's logarithm does not survive.
+                df = min(df, total)
                 weights[key] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))  # FTS5's BM25 IDF
         if not weights:
             return []
