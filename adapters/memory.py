@@ -11,6 +11,7 @@ from typing import Any
 from collections.abc import Mapping
 
 from adapters.memory_outbox import InMemoryVectorOutbox
+from adapters.vector_math import cosine, matches
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn, Vector, VectorMatch, VectorRecord
 from domain.ports import AuditLog, Embedder, Filter, MetadataStore, Tokenizer, VectorIndex
 from domain.validation import epoch
@@ -77,8 +78,8 @@ class InMemoryVectorIndex(VectorIndex):
             self._data.setdefault(collection, {})[record.id] = record
 
     def query(self, collection: str, vector: Vector, limit: int, where: Filter | None = None) -> list[VectorMatch]:
-        scored = [VectorMatch(r.id, r.record_id, _cosine(vector, r.vector))
-                  for r in self._data.get(collection, {}).values() if _matches(r.metadata, where)]
+        scored = [VectorMatch(r.id, r.record_id, cosine(vector, r.vector))
+                  for r in self._data.get(collection, {}).values() if matches(r.metadata, where)]
         return sorted(scored, key=lambda m: -m.score)[:limit]
 
     def delete_records(self, collection: str, record_ids: Sequence[str]) -> None:
@@ -93,7 +94,7 @@ class InMemoryVectorIndex(VectorIndex):
 
     def delete_where(self, collection: str, where: Filter) -> None:
         rows = self._data.get(collection, {})
-        for vid in [v for v, r in rows.items() if _matches(r.metadata, where)]:
+        for vid in [v for v, r in rows.items() if matches(r.metadata, where)]:
             del rows[vid]
 
     def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -109,7 +110,7 @@ class InMemoryVectorIndex(VectorIndex):
 
     def vector_ids(self, collection: str, where: Filter) -> list[str]:
         return [vid for vid, r in self._data.get(collection, {}).items()
-                if _matches({**r.metadata, "record_id": r.record_id}, where)]
+                if matches({**r.metadata, "record_id": r.record_id}, where)]
 
     def drop(self, collection: str) -> None:
         self._data.pop(collection, None)
@@ -200,25 +201,3 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
 
     def recent(self, limit: int) -> list[AuditEntry]:
         return list(reversed(self.audit))[:limit]
-
-
-def _cosine(a: Vector, b: Vector) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
-
-
-def _matches(metadata: dict[str, Any], where: Filter | None) -> bool:
-    for field, cond in (where or {}).items():
-        value = metadata.get(field)
-        ops = cond if isinstance(cond, dict) else {"$eq": cond}
-        for op, expected in ops.items():
-            if value is None:
-                return False
-            if op == "$eq" and value != expected or op == "$ne" and value == expected:
-                return False
-            if op == "$gte" and not value >= expected or op == "$lte" and not value <= expected:
-                return False
-            if op == "$in" and value not in expected:
-                return False
-    return True

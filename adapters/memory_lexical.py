@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapters.vector_math import matches
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
@@ -67,6 +68,4 @@ def substrings(docs: dict[str, str], tokens: Sequence[str], limit: int) -> list[
 
 def filtered(records: Iterable[tuple[str, str, dict[str, Any]]], where: Filter | None) -> dict[str, str]:
     """id -> text of the records whose fields pass a vector-index-style filter."""
-    from adapters.memory import _matches
-
-    return {key: text for key, text, fields in records if _matches(fields, where)}
+    return {key: text for key, text, fields in records if matches(fields, where)}

@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from domain.locking import KeyedLock
-from domain.model import OutboxItem, VectorRecord
-from domain.ports import KeyLocks, VectorOutbox
+from adapters.vector_math import cosine, matches
+from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
+from domain.ports import Filter, KeyLocks, VectorOutbox
 
 
 class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
@@ -64,6 +65,16 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
             with self._guard:
                 done = {seq for seq, _, _ in rows}
                 self.queued = [row for row in self.queued if row[0] not in done]
+
+    def nearest_queued(self, collection: str, vector: Vector, limit: int,
+                       where: Filter | None = None) -> tuple[set[str], list[VectorMatch]]:
+        with self._guard:
+            owners = {owner for _, c, owner in self.queued if c == collection}
+            records = [r for owner in owners for r, pending in self.stored.get((collection, owner), {}).values()
+                       if not pending and matches(r.metadata, where)]
+        scored = sorted((VectorMatch(r.id, r.record_id, cosine(vector, r.vector)) for r in records),
+                        key=lambda m: -m.score)
+        return owners, scored[:limit]
 
     def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
         with self._guard:

@@ -22,8 +22,9 @@ from sqlalchemy.engine import Connection, Engine
 from adapters.sqlalchemy_base import metadata
 from domain.ids import record_of
 from domain.locking import KeyedLock
-from domain.model import OutboxItem, VectorRecord
-from domain.ports import KeyLocks, VectorOutbox
+from adapters.vector_math import matches
+from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
+from domain.ports import Filter, KeyLocks, VectorOutbox
 
 vectors = Table(
     "vectors", metadata,
@@ -148,6 +149,28 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
             for row in found:
                 owned[(collection, row.owner)].append(_record(row))
         return [OutboxItem(r.seq, r.collection, r.owner, tuple(owned[(r.collection, r.owner)])) for r in rows]
+
+    def nearest_queued(self, collection: str, vector: Vector, limit: int,
+                       where: Filter | None = None) -> tuple[set[str], list[VectorMatch]]:
+        with self._engine.connect() as conn:
+            owners = set(conn.execute(select(outbox.c.owner).where(outbox.c.collection == collection)
+                                      .distinct()).scalars())
+            if not owners:
+                return set(), []
+            rows = conn.execute(select(vectors.c.id, vectors.c.embedding, vectors.c.meta).where(
+                vectors.c.collection == collection, vectors.c.owner.in_(sorted(owners)),
+                vectors.c.pending.is_(False))).all()
+        kept = [row for row in rows if matches(json.loads(row.meta), where)]
+        if not kept:
+            return owners, []
+        import numpy as np  # scored here, in one pass, rather than waiting for the index to take them in
+
+        found = np.frombuffer(b"".join(row.embedding for row in kept), dtype=np.float32).reshape(len(kept), -1)
+        query = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)
+        scores = (found @ query) / np.where(norms == 0, 1.0, norms)
+        best = np.argsort(-scores)[:limit]
+        return owners, [VectorMatch(kept[i].id, record_of(kept[i].id), float(scores[i])) for i in best]
 
     def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
         with self._engine.connect() as conn:

@@ -157,10 +157,9 @@ class UseCases(containers.DeclarativeContainer):
     get_artifact = providers.Factory(GetArtifact, store=adapters.store)
     delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
-                               lexical=adapters.store, policies=plugins.privacy_policies)
+                               lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
-    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval,
-                                 catch_up=sync_vectors.provided.catch_up)
+    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval)
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=adapters.store)
     reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,

@@ -293,6 +293,15 @@ class VectorOutbox(Protocol):
         """
         ...
 
+    def nearest_queued(self, collection: str, vector: Vector, limit: int,
+                       where: Filter | None = None) -> tuple[set[str], list[VectorMatch]]:
+        """The owners queued for the index in ``collection`` and their stored vectors nearest ``vector``.
+
+        A search reads this before it queries the index: what the index may not hold yet is scored
+        here, and the index's (possibly stale) vectors of those owners are set aside.
+        """
+        ...
+
     def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
         """Committed vectors of a collection with ids past ``after``, in id order (to rebuild the index)."""
         ...

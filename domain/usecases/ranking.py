@@ -12,10 +12,11 @@ from domain.ids import artifact_of, version_of
 from domain.model import (
     Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, RequestContext, Vector, VectorMatch,
 )
-from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex
+from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex, VectorOutbox
 from domain.usecases.artifacts import WHOLE
 from domain.usecases.common import apply_policies
 from domain.usecases.memories import memory_hit as plain_memory_hit
+from domain.usecases.vector_sync import owner_field
 
 SNIPPET = 300
 Record = tuple[str | None, Callable[[float], Hit]]  # a record's current version, and how to make its hit
@@ -30,11 +31,20 @@ class Ranker:
     artifacts: ArtifactStore
     lexical: LexicalIndex
     policies: Sequence[PrivacyPolicy]
+    # Writes committed but not yet in the index are scored from the store (read-your-writes, no waiting).
+    outbox: VectorOutbox | None = None
 
     def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
              index: str | None = None) -> tuple[list[Hit], bool]:
         """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records)."""
-        raw = self.vectors.query(index or collection, vector, fetch, where or None)
+        name = index or collection
+        # The queue first, then the index: an item synced in between is then in one or the other.
+        owners, queued = self.outbox.nearest_queued(name, vector, fetch, where or None) if self.outbox else (set(), [])
+        raw = self.vectors.query(name, vector, fetch, where or None)
+        if owners:
+            field = owner_field(collection)
+            fresh = [m for m in raw if (artifact_of(m.record_id) if field == "artifact_id" else m.record_id) not in owners]
+            raw = sorted([*fresh, *queued], key=lambda m: -m.score)[:fetch]
         hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw)]
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 

@@ -56,6 +56,20 @@ class OutboxContract:
         assert got["mem_a::v1::0"].metadata["version"] == "v1" and got["mem_a::v1::0"].record_id == "mem_a"
         assert store.oldest_queued() is None and drain(store) == []
 
+    def test_queued_vectors_are_scored_until_synced(self, store) -> None:
+        near = VectorRecord("mem_a::v1::0", "mem_a", [1.0, 0.0, 0.0, 0.0], {"version": "v1", "type": "fact"})
+        far = VectorRecord("mem_b::v1::0", "mem_b", [0.0, 1.0, 0.0, 0.0], {"version": "v1", "type": "note"})
+        store.add_memory(memory("mem_a"), entry("store"), [near])
+        store.add_memory(memory("mem_b"), entry("store"), [far])
+        owners, found = store.nearest_queued("memory", [0.9, 0.1, 0.0, 0.0], 5)
+        assert owners == {"mem_a", "mem_b"} and [m.record_id for m in found] == ["mem_a", "mem_b"]
+        assert found[0].score == pytest.approx(0.9 / (0.81 + 0.01) ** 0.5, rel=1e-5)
+        owners, found = store.nearest_queued("memory", [0.9, 0.1, 0.0, 0.0], 5, {"type": "note"})
+        assert [m.id for m in found] == ["mem_b::v1::0"]
+        assert store.nearest_queued("history", [1.0, 0.0, 0.0, 0.0], 5) == (set(), [])
+        drain(store)
+        assert store.nearest_queued("memory", [1.0, 0.0, 0.0, 0.0], 5) == (set(), [])
+
     def test_a_failed_claim_keeps_its_items(self, store) -> None:
         store.add_memory(memory("mem_a"), entry("store"), [vec("mem_a", "v1")])
         with pytest.raises(RuntimeError):

@@ -226,3 +226,28 @@ def test_rebuild_restores_every_collection_from_stored_vectors_without_embedding
     assert [h.id for h in hits] == [memory.id]
     found = HybridSearch(searcher(aworld), aworld.artifacts)(SearchRequest("launch code zebra", 3, mode="vector"))
     assert found.hits and found.hits[0].type == "chunk" and "zebra" in found.hits[0].content
+
+
+def test_a_search_finds_what_the_index_does_not_hold_yet_without_waiting(world) -> None:
+    """The ranker scores queued owners' stored vectors itself and sets their stale index vectors aside."""
+    from domain.retrieval import RetrievalConfig
+    from domain.usecases.memories import StoreMemory, StoreMemoryRequest
+    from domain.usecases.ranking import Ranker
+    from domain.usecases.retrieve import Retriever
+    from domain.usecases.search import SearchMemories, SearchMemoriesRequest
+
+    ranker = Ranker(world.vectors, world.store, world.store, world.store, world.policies, outbox=world.store)
+    search = SearchMemories(Retriever(world.embedder, ranker, RetrievalConfig()))  # no catch-up: never waits
+    store = StoreMemory(world.embedder, world.store, world.split, world.tokenizer)
+    synced_memory = store(StoreMemoryRequest("the walrus sings sea shanties", "fact", 0.9))
+    syncer(world).drain()
+    queued = store(StoreMemoryRequest("the narwhal plays the oboe", "fact", 0.9))
+    assert world.vectors.count("memory") == 1 and world.store.oldest_queued() is not None
+    found = search(SearchMemoriesRequest("narwhal oboe", 2, mode="vector"))
+    assert [h.id for h in found][0] == queued.id
+    assert {h.id for h in search(SearchMemoriesRequest("walrus shanties", 2, mode="vector"))} >= {synced_memory.id}
+    # a stale vector of a queued owner in the index is set aside: only the stored one speaks for it
+    world.vectors.upsert("memory", [VectorRecord(f"{queued.id}::{'0' * 12}::0", queued.id,
+                                                 world.embedder.embed_query("walrus shanties"))])
+    top = search(SearchMemoriesRequest("walrus shanties", 1, mode="vector"))
+    assert [h.id for h in top] == [synced_memory.id]
