@@ -28,8 +28,8 @@ fresh data directory (and database). Per kill:
 
 test_search_reaches_every_vector_after_recovery then requires every stored vector of every scenario
 to be found by a query with its own embedding (Chroma 1.5.9 loses some after deletes, see there).
-Also here: an ingest acknowledged as "indexing" (past the call's budget) and killed while it is still
-being cut is finished by the next server; an embedding failure part-way writes nothing; and reads
+Also here: an ingest shown as under way ("indexing", as a call past its budget answers) and killed
+while it is still being cut is finished by the next server; an embedding failure part-way writes nothing; and reads
 made in-process at every checkpoint of a live replacement see exactly one complete version.
 
 The scenarios are independent processes; two run at a time on a pool (this is a 2-core box), each
@@ -53,7 +53,7 @@ from typing import Any
 
 import pytest
 
-from domain.ids import record_of
+from domain.ids import artifact_id, record_of
 from domain.usecases.ingest import EMBED_BATCH
 from tests.support.crash_driver import QuickFakeOpenAIServer, RawStdioServer, ServerDied, document
 from tests.support.store_state import (
@@ -665,24 +665,29 @@ def test_an_embedding_failure_part_way_writes_nothing(scenarios: Scenarios, tmp_
     assert mentioned == [], f"the audit log records an ingest that wrote nothing: {mentioned}"
 
 
-def test_an_ingest_acknowledged_as_indexing_survives_a_kill(fake: QuickFakeOpenAIServer, tmp_path: Path) -> None:
-    """A call past its budget answers "indexing" with the artifact's id, and the work goes on in the
-    background, surviving a restart (issue 9, part 4). Killed (-9) right after that answer, while the
-    artifact is still being cut into chunks (as the answer says), the next server must still finish
-    it: nothing acknowledged is lost, and artifact_get never answers "not found" for it.
-
-    A document ~7 times V1's takes seconds to cut; the budget runs out during that.
+def test_an_ingest_under_way_survives_a_kill_while_its_chunks_are_cut(fake: QuickFakeOpenAIServer,
+                                                                      tmp_path: Path) -> None:
+    """Once an ingest is known as under way (artifact_get says "indexing", as a call past its budget
+    does), the work survives a restart (issue 9, part 4): killed (-9) while the artifact is still
+    being cut into chunks, before its pending version exists, it is finished by the next server, and
+    artifact_get never answers "not found" for it. A document ~7 times V1's takes seconds to cut.
     """
     text = document(9, 8000)
     data = tmp_path / "data"
-    server = RawStdioServer(data, base_env(fake, MEMTROVE_CALL_BUDGET="1.0"), tmp_path / "first.log")
+    art_id = artifact_id(SOURCE["source_system"], SOURCE["source_id"], "")  # by its source
+    server = RawStdioServer(data, base_env(fake), tmp_path / "first.log")
     with server:
-        answer = server.call("artifact_ingest", ingest_args(text))
-        server.process.kill()
-    body = answer.structured or {}
-    assert not answer.is_error and body.get("status") == "indexing", answer.text[:300]
-    assert "artifact_id" in body, f"'indexing' without the artifact's id: {answer.text[:300]}"
-    art_id, cutting = body["artifact_id"], body.get("chunks_total") == 0
+        server.send("tools/call", {"name": "artifact_ingest", "arguments": ingest_args(text)})
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline, "the ingest was never shown as being cut"
+            got = server.call("artifact_get", {"artifact_id": art_id})
+            body = got.structured or {}
+            if not got.is_error and body.get("status") == "indexing" and body.get("chunks_total") == 0:
+                server.process.kill()  # while it is being cut into chunks
+                break
+            assert got.is_error or body.get("status") == "indexing", got.text[:300]
+            time.sleep(0.02)
     at_kill = read_sql(sqlite_url(data))
     stage = "after its pending version was written" if at_kill.artifact_rows else "while it was being cut"
     assert at_kill.jobs and at_kill.jobs[0]["artifact_id"] == art_id, f"no job at the kill ({stage}): {at_kill.jobs}"
@@ -692,8 +697,7 @@ def test_an_ingest_acknowledged_as_indexing_survives_a_kill(fake: QuickFakeOpenA
         deadline = time.monotonic() + 180
         while True:
             got = server.call("artifact_get", {"artifact_id": art_id, "include_content": True})
-            assert not got.is_error, (f"an ingest acknowledged as indexing{' (cutting)' if cutting else ''} was "
-                                      f"lost, killed {stage}: {got.text[:300]}")
+            assert not got.is_error, f"an ingest shown as under way was lost, killed {stage}: {got.text[:300]}"
             body = got.structured or {}
             if body.get("status") == "indexed":
                 break

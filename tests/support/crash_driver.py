@@ -119,11 +119,15 @@ class RawStdioServer:
     def stderr(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
+    def send(self, method: str, params: dict[str, Any] | None = None) -> int:
+        """Send a request without waiting: its answer is dropped when it comes. Returns its id."""
+        self._next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}})
+        return self._next_id
+
     def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 120.0) -> dict[str, Any]:
         """Send a request and return its response message; ServerDied if stdout closes first."""
-        self._next_id += 1
-        ident = self._next_id
-        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}})
+        ident = self.send(method, params)
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
