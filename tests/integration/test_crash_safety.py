@@ -19,11 +19,11 @@ fresh data directory (and database). Per kill:
    call answers "indexing" (or "unchanged" once done); and artifact_get, hybrid_search and
    artifact_search, polled while it recovers, show the old complete version (or the "indexing"
    status of a first ingest), then the new complete version: never a mix, never back;
-4. once a search has caught up, its stores (copied while it is frozen: what a kill then would leave)
-   are those of an uninterrupted ingest (artifact, chunk, lexical and vector rows, read directly),
-   Chroma holds exactly the committed vectors (same embeddings), and there is no pending row, job or
-   outbox item; the Chroma collections present at the kill were not rebuilt (same ids) and the
-   chroma dir holds the segments of live collections only;
+4. once its vector worker has replayed the outbox, its stores (copied while it is frozen: what a kill
+   then would leave) are those of an uninterrupted ingest (artifact, chunk, lexical and vector rows,
+   read directly), Chroma holds exactly the committed vectors (same embeddings), and there is no
+   pending row, job or outbox item; the Chroma collections present at the kill were not rebuilt
+   (same ids) and the chroma dir holds the segments of live collections only;
 5. re-ingesting the same content answers "unchanged"; after a clean stop the stores are the same.
 
 test_search_reaches_every_vector_after_recovery then requires every stored vector of every scenario
@@ -58,7 +58,7 @@ from domain.usecases.ingest import EMBED_BATCH
 from tests.support.crash_driver import QuickFakeOpenAIServer, RawStdioServer, ServerDied, document
 from tests.support.store_state import (
     SqlState, StoreSnapshot, chroma_exclusive, clone_database, expire_leases, read_chroma, read_sql, snapshot,
-    sqlite_url, unreachable_vectors,
+    sqlite_url, unreachable_vectors, wait_until_drained,
 )
 
 pytestmark = pytest.mark.slow
@@ -163,8 +163,7 @@ def make_reference(root: Path, name: str, text: str, database_url: str | None = 
             assert not result.is_error, result.text
             assert result.structured is not None and result.structured["status"] == "ingested"
             inputs = tuple(fake.inputs())
-            caught_up = server.call("hybrid_search", {"query": "catch up"})  # the outbox drains first
-            assert not caught_up.is_error, caught_up.text
+            wait_until_drained(database_url or sqlite_url(data))  # the vector worker's part
         assert server.process.returncode == 0, server.stderr()[-2000:]
     art_id = result.structured["artifact_id"]
     snap = snapshot(data, database_url)
@@ -536,12 +535,13 @@ class Scenarios:
                     rounds += 1
                     time.sleep(1.0 if patient else 0.1)
                 lap("recovered")
-                for probe in probes:  # the first search after the commit catches the index up
+                for probe in probes:
                     misses.append(watch.search("hybrid_search", probe))
                 for probe in probes[2:]:
                     misses.append(watch.search("artifact_search", probe))
                 watch.search("hybrid_search", probes[1], expand=True)
                 watch.search("hybrid_search", probes[3], limit=10)  # widens until it has read every vector
+                wait_until_drained(url or sqlite_url(data))  # the outbox replayed into Chroma
                 # The stores as the live server left them (a kill now would leave exactly this).
                 with server.frozen():
                     recovered_sql = read_sql(url) if url else None
@@ -704,8 +704,9 @@ def test_an_ingest_under_way_survives_a_kill_while_its_chunks_are_cut(fake: Quic
             assert body.get("status") == "indexing" and time.monotonic() < deadline, body
             time.sleep(0.2)
         assert body["content"] == text
-        caught_up = server.call("hybrid_search", {"query": text[:200]})
-        assert not caught_up.is_error and caught_up.structured["results"][0]["artifact_id"] == art_id
+        found = server.call("hybrid_search", {"query": text[:200]})
+        assert not found.is_error and found.structured["results"][0]["artifact_id"] == art_id
+        wait_until_drained(sqlite_url(data))
     assert server.process.returncode == 0, server.stderr()[-2000:]
     snap = snapshot(data)
     assert [r["status"] for r in snap.sql.artifact_rows] == ["committed"] and not snap.sql.jobs

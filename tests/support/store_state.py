@@ -186,6 +186,27 @@ def snapshot(data_dir: Path, database_url: str | None = None) -> StoreSnapshot:
     return StoreSnapshot(read_sql(database_url or sqlite_url(data_dir)), read_chroma(data_dir))
 
 
+def wait_until_drained(database_url: str, timeout: float = 60.0) -> None:
+    """Wait until a live server's outbox is empty: its vector worker moved everything into the index."""
+    import time
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(database_url, poolclass=NullPool)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            with engine.connect() as conn:
+                queued = int(conn.execute(text("SELECT count(*) FROM vector_outbox")).scalar() or 0)
+            if not queued:
+                return
+            assert time.monotonic() < deadline, f"{queued} outbox items not moved into the index in {timeout:.0f}s"
+            time.sleep(0.05)
+    finally:
+        engine.dispose()
+
+
 def clone_database(template_url: str) -> str:
     """A new PostgreSQL database copied from ``template_url``'s (which nobody may be connected to)."""
     import time
