@@ -26,12 +26,13 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         self.jobs: dict[str, IngestJob] = {}
         self.requests: dict[str, dict[str, Any]] = {}
 
-    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry,
+    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry | None,
                        job: IngestJob) -> None:
         self.versions[(artifact.id, artifact.version)] = ("pending", artifact, list(chunks))
         self.jobs[artifact.id] = job
         self.requests.pop(artifact.id, None)
-        self.audit.append(entry)
+        if entry is not None:
+            self.audit.append(entry)
 
     def start_job(self, job: IngestJob, request: Any) -> None:
         self.jobs[job.artifact_id] = job

@@ -82,7 +82,7 @@ _committed_chunks = chunks.join(artifacts, and_(
 class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     """The metadata store plus artifacts: one engine, one transaction per change."""
 
-    def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry,
+    def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry | None,
                        job: IngestJob) -> None:
         with self._write() as conn:
             self._drop(conn, artifact.id, artifact.version, PENDING)
@@ -100,7 +100,8 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             else:
                 self._lexical.index(conn, "artifact", [Doc(artifact.id, artifact.id, artifact.version,
                                                            whole_text(artifact.title, artifact.content))])
-            self._append(conn, entry)
+            if entry is not None:
+                self._append(conn, entry)
 
     def commit_artifact(self, artifact_id: str, version: str, entry: AuditEntry) -> str | None:
         with self._write() as conn:

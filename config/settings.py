@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     # A tool call returns within this many seconds; longer work (large ingests) goes on in the background.
     memtrove_call_budget: float = Field(20.0, gt=0, le=3_600)
     memtrove_outbox_batch: int = Field(256, ge=1, le=10_000)  # vectors moved to the index per worker round
+    # An ingest job not renewed for this long is taken over by another worker (replicas); half of it
+    # is how often a replica looks for such jobs.
+    memtrove_job_lease: float = Field(60.0, ge=1.0, le=3_600)
 
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None

@@ -186,9 +186,12 @@ class MetadataStore(Protocol):
 class ArtifactStore(Protocol):
     """Artifacts and their chunks; a new version is written pending and made visible by commit."""
 
-    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry,
+    def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry | None,
                        job: IngestJob) -> None:
-        """Write a version as pending, with its ingest job: invisible to every read until committed."""
+        """Write a version as pending, with its ingest job: invisible to every read until committed.
+
+        ``entry`` None: nothing audited yet (the commit is the write a user sees).
+        """
         ...
 
     def start_job(self, job: IngestJob, request: Mapping[str, Any]) -> None:

@@ -19,7 +19,6 @@ from domain.model import IngestJob
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
-RESUME_EVERY = 30.0  # seconds between looks for jobs another replica left behind (shared databases)
 T = TypeVar("T")
 
 
@@ -121,7 +120,9 @@ class Runtime:
 
     def _resume_loop(self, orphans: list[IngestJob]) -> None:
         resume = self.app.use_cases.resume_ingests()
+        store = self.app.adapters.store()
         first = True
+        every = max(1.0, self.settings.memtrove_job_lease / 2)
         while not self._stop.is_set():
             try:
                 started = time.perf_counter()
@@ -135,9 +136,13 @@ class Runtime:
                     self.kick()
             except Exception as exc:  # noqa: BLE001 - try again at the next round
                 logger.warning("ingest_resume_crashed error={}", exc)
-            if resume.exclusive:  # nobody else can leave jobs behind while this process runs
-                return
-            self._stop.wait(RESUME_EVERY)
+            if resume.exclusive:
+                # Nobody else can leave jobs behind while this process runs: done once its orphans are.
+                orphans = [j for j in orphans if (now := store.ingest_job(j.artifact_id)) is not None
+                           and now.status == "indexing" and now.version == j.version]
+                if not orphans:
+                    return
+            self._stop.wait(every)
 
     def warm_up(self, delay: float = WARM_UP_DELAY, load_model: bool = True) -> None:
         """Background: check the stores and start their work, load the model; a store that cannot be served ends the process."""

@@ -154,6 +154,9 @@ class IngestArtifact:
     def _under_way(self, job: IngestJob) -> IngestResult:
         begun = self.store.pending_artifact(job.artifact_id, job.version)
         if begun is None:
+            done = self.store.get_artifact(job.artifact_id)
+            if done is not None and done.version == job.version:  # committed meanwhile
+                return IngestResult(done, self.store.chunks_of(job.artifact_id), "unchanged")
             raise StorageError(f"Artifact {job.artifact_id} is being ingested; retry in a moment")
         artifact, chunks = begun
         return IngestResult(replace(artifact, content=None), chunks, INDEXING, job)
@@ -208,9 +211,7 @@ class IngestArtifact:
         )
         job = IngestJob(art_id, artifact.version, INDEXING, 0, len(_targets(artifact, content, chunks)),
                         lease_owner=worker, lease_until=self._lease())
-        self.store.begin_artifact(artifact, chunks, audit(
-            "ingest_begin", "artifact", [art_id], now, version=artifact.version, chunks=len(chunks),
-            replacing=existing.version if existing else None), job)
+        self.store.begin_artifact(artifact, chunks, None, job)  # audited at the commit, the write users see
         self.checkpoint("pending_written")
         return artifact, chunks, job
 

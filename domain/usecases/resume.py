@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from domain.errors import MemtroveError
+from domain.errors import MemtroveError, StorageError
 from domain.model import IngestJob
 from domain.ports import ArtifactStore
 from domain.usecases.ingest import IngestArtifact, Detached
@@ -35,4 +35,7 @@ class ResumeIngests:
             except MemtroveError as exc:
                 if on_error is not None:
                     on_error(claimed, exc)
+            except Exception as exc:  # a bug in one job must not strand the others (nor hide it)
+                if on_error is not None:
+                    on_error(claimed, StorageError(f"{type(exc).__name__}: {exc}"))
         return resumed
