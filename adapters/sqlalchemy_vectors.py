@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np  # at import, in one thread: numpy imported by two threads at once can half-load
 from sqlalchemy import (
     BigInteger, Boolean, Column, Float, Index, Integer, LargeBinary, String, Table, Text, delete, func, insert,
     select, text,
@@ -163,8 +164,6 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
         kept = [row for row in rows if matches(json.loads(row.meta), where)]
         if not kept:
             return owners, []
-        import numpy as np  # scored here, in one pass, rather than waiting for the index to take them in
-
         found = np.frombuffer(b"".join(row.embedding for row in kept), dtype=np.float32).reshape(len(kept), -1)
         query = np.asarray(vector, dtype=np.float32)
         norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)

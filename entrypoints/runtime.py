@@ -16,6 +16,8 @@ from config.container import Application
 from config.settings import Settings
 from domain.errors import ConfigurationError, MemtroveError
 from domain.model import IngestJob
+from domain.usecases.resume import ResumeIngests
+from domain.usecases.vector_sync import SyncVectors
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
@@ -71,11 +73,14 @@ class Runtime:
             adopted = self.app.use_cases.adopt_vectors()()
             if adopted:
                 logger.info("vectors_adopted count={} (the store now holds the index's vectors)", adopted)
-            self.app.use_cases.sync_vectors()
+            # Built here, in one thread, before the background threads start: two threads importing
+            # the same libraries at once can see them half-loaded.
+            sync = self.app.use_cases.sync_vectors()
+            resume = self.app.use_cases.resume_ingests()
             # Jobs open before any call of this process ran: orphans of a crash (on SQLite, taken at once).
             orphans = self.app.adapters.store().open_jobs()
-            self._spawn("memtrove-vectors", self._sync_loop)
-            self._spawn("memtrove-resume", lambda: self._resume_loop(orphans))
+            self._spawn("memtrove-vectors", lambda: self._sync_loop(sync))
+            self._spawn("memtrove-resume", lambda: self._resume_loop(resume, orphans))
             self._ready = True
 
     def kick(self) -> None:
@@ -98,12 +103,17 @@ class Runtime:
         return future
 
     def _spawn(self, name: str, loop: Callable[[], None]) -> None:
-        thread = threading.Thread(target=loop, name=name, daemon=True)
+        def run() -> None:
+            try:
+                loop()
+            except Exception as exc:  # noqa: BLE001 - say so rather than die silently
+                logger.opt(exception=exc).error("background_thread_died name={}", name)
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
 
-    def _sync_loop(self) -> None:
-        sync = self.app.use_cases.sync_vectors()
+    def _sync_loop(self, sync: SyncVectors) -> None:
         while not self._stop.is_set():
             self._work.wait(IDLE_POLL)
             self._work.clear()
@@ -118,8 +128,7 @@ class Runtime:
                 logger.opt(exception=exc).error("vector_sync_crashed")
                 self._stop.wait(1.0)
 
-    def _resume_loop(self, orphans: list[IngestJob]) -> None:
-        resume = self.app.use_cases.resume_ingests()
+    def _resume_loop(self, resume: ResumeIngests, orphans: list[IngestJob]) -> None:
         store = self.app.adapters.store()
         first = True
         every = max(1.0, self.settings.memtrove_job_lease / 2)
