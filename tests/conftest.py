@@ -105,3 +105,15 @@ def catalog(*chunkers):
     from plugins.manager import Registry
 
     return Registry({c.name: c for c in chunkers}, ())
+
+
+class Crash(BaseException):
+    """Like SIGKILL: no ``except Exception`` handler runs (fault injection at a checkpoint)."""
+
+
+def crash_at(point: str):
+    """A write path checkpoint that crashes at ``point``."""
+    def checkpoint(reached: str) -> None:
+        if reached == point:
+            raise Crash(point)
+    return checkpoint

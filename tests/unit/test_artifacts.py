@@ -15,7 +15,7 @@ from domain.usecases.artifacts import DeleteArtifact, GetArtifact, reconstruct
 from domain.usecases.ingest import IngestArtifact
 from domain.usecases.resume import ResumeIngests
 from domain.usecases.search import ArtifactSearch, HybridSearch, SearchRequest
-from tests.conftest import catalog, searcher, synced, syncer
+from tests.conftest import Crash, crash_at, catalog, searcher, synced, syncer
 from plugins.chunkers.token_window import TokenWindowChunker
 
 LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " + " ".join(
@@ -100,15 +100,6 @@ def test_an_index_failure_does_not_fail_the_ingest_and_the_work_waits_in_the_que
     assert hits[0].fields["artifact_id"] == result.artifact.id
 
 
-class Crash(BaseException):  # like SIGKILL: no except-Exception handler runs
-    pass
-
-
-def crash_at(point: str):
-    def checkpoint(reached: str) -> None:
-        if reached == point:
-            raise Crash(point)
-    return checkpoint
 
 
 def test_a_crash_before_commit_leaves_a_job_the_next_start_finishes_without_re_embedding(aworld) -> None:

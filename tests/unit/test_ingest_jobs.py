@@ -15,7 +15,7 @@ from domain.usecases.artifacts import DeleteArtifact, GetArtifact
 from domain.usecases.ingest import IngestArtifact
 from domain.usecases.search import HybridSearch, SearchRequest
 from plugins.chunkers.token_window import TokenWindowChunker
-from tests.conftest import catalog, searcher
+from tests.conftest import Crash, crash_at, catalog, searcher
 
 LONG = " ".join(f"word{i}" for i in range(300)) + " the launch code is zebra " + " ".join(
     f"tail{i}" for i in range(100))
@@ -24,15 +24,6 @@ ART = artifact_id("drive", "d1", content_hash(LONG))
 T0 = 1_000.0  # the clock of the worker that began the job; its lease runs 60 s
 
 
-class Crash(BaseException):  # like SIGKILL: no except-Exception handler runs
-    pass
-
-
-def crash_at(point: str):
-    def checkpoint(reached: str) -> None:
-        if reached == point:
-            raise Crash(point)
-    return checkpoint
 
 
 class Progress:
