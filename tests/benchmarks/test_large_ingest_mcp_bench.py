@@ -1,7 +1,7 @@
 """A 10 MB Markdown document through MCP stdio with the local model: progress, the call budget, the background job.
 
 Under ./scripts/bench the document is 10,000,000 bytes (~15-20 minutes on a 2-core box) and the
-server keeps its default call budget; the ordinary test run sends ~300 KB with
+server keeps its default call budget; the ordinary test run sends ~100 KB with
 MEMTROVE_CALL_BUDGET=3, so the "indexing" answer, the progress notifications and the background
 job all run there too. artifact_ingest is called with a progress callback (the client sends a
 progressToken); the call returns (status "indexing" past the budget, or the result); artifact_get
@@ -32,7 +32,7 @@ from tests.support.mcp_procs import stdio_session
 
 pytestmark = pytest.mark.slow
 
-DOC_BYTES = size(10_000_000, 300_000)
+DOC_BYTES = size(10_000_000, 100_000)
 ENV = {} if FULL else {"MEMTROVE_CALL_BUDGET": "3"}
 POLL_EVERY = size(5.0, 0.5)  # seconds between artifact_get polls
 JOB_TIMEOUT = size(5_400.0, 900.0)
