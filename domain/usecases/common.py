@@ -14,6 +14,11 @@ from domain.validation import format_ts
 Clock = Callable[[], str]
 
 
+def nothing() -> None:
+    """The default of an optional step (a catch-up that callers may wire in)."""
+    return None
+
+
 def utc_now() -> str:
     return format_ts(datetime.now(timezone.utc))
 

@@ -9,17 +9,14 @@ from typing import Any
 
 from domain.errors import MemtroveError
 from domain.ports import Embedder, VectorIndex
-
-
-def _in_step() -> None:
-    return None
+from domain.usecases.common import nothing
 
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingHealth:
     embedder: Embedder
     vectors: VectorIndex
-    catch_up: Callable[[], None] = _in_step  # the counts include every write committed before the call
+    catch_up: Callable[[], None] = nothing  # the counts include every write committed before the call
 
     def __call__(self) -> dict[str, Any]:
         report: dict[str, Any] = dict(self.embedder.describe())

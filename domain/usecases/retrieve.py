@@ -12,6 +12,7 @@ from domain.fusion import weighted_rrf
 from domain.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
+from domain.usecases.common import nothing
 from domain.usecases.ranking import Ranker
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
@@ -29,17 +30,13 @@ def fetch_rounds(limit: int) -> list[int]:
     return [limit * 3, limit * 12, limit * 48, 10_000]
 
 
-def _in_step() -> None:
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class Retriever:
     embedder: Embedder
     ranker: Ranker
     config: RetrievalConfig
     # Brings the vector index up to date with every write committed before the search (read-your-writes).
-    catch_up: Callable[[], None] = _in_step
+    catch_up: Callable[[], None] = nothing
 
     def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
                  profile: object = None, context: RequestContext | None = None) -> list[Hit]:
