@@ -139,8 +139,9 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
     def stored_profile(self) -> EmbeddingProfile | None:
         return self.profile
 
-    def record_profile(self, profile: EmbeddingProfile) -> None:
-        self.profile = profile
+    def record_profile(self, profile: EmbeddingProfile, replace: bool = True) -> None:
+        if replace or self.profile is None:
+            self.profile = profile
 
     def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
         self.memories[memory.id] = memory

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import Column, String, Table, delete, func, insert, select
 
 from adapters.sqlalchemy_artifacts import SqlArtifactStore
-from adapters.sqlalchemy_store import audit, metadata, store_meta
+from adapters.sqlalchemy_store import audit, metadata, put_meta, store_meta
 from domain.model import EmbeddingProfile
 from domain.ports import ReembedLedger
 
@@ -41,8 +41,7 @@ class SqlStore(SqlArtifactStore, ReembedLedger):
         value = json.dumps({"provider": profile.provider, "model": profile.model, "dimensions": profile.dimensions,
                             "max_tokens": profile.max_tokens, "audit_seq": audit_seq})
         with self._write() as conn:
-            conn.execute(delete(store_meta).where(store_meta.c.key == key))
-            conn.execute(insert(store_meta).values(key=key, value=value))
+            put_meta(conn, key, value)
 
     def completed(self, profile_key: str) -> tuple[EmbeddingProfile, int] | None:
         with self._read() as conn:

@@ -17,7 +17,7 @@ from adapters.fts import Doc, backend_for
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
-    _memory, _profile, _profile_columns, _profile_values, _turn, audit, memories, store_meta, turns,
+    _memory, _profile, _profile_columns, _profile_values, _turn, audit, memories, put_meta, store_meta, turns,
 )
 from adapters.sqlalchemy_vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
@@ -82,8 +82,7 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             self._lexical.create(conn)
             if built != INDEX_VERSION:
                 self._lexical.rebuild(conn, self._lexical_rows(conn))
-                conn.execute(delete(store_meta).where(store_meta.c.key == "lexical_index"))
-                conn.execute(insert(store_meta).values(key="lexical_index", value=INDEX_VERSION))
+                put_meta(conn, "lexical_index", INDEX_VERSION)
 
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
         for record_id, content in conn.execute(select(memories.c.id, memories.c.content)):
@@ -114,12 +113,11 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             raw = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "embedding_profile")).scalar()
         return EmbeddingProfile(**json.loads(raw)) if raw else None
 
-    def record_profile(self, profile: EmbeddingProfile) -> None:
+    def record_profile(self, profile: EmbeddingProfile, replace: bool = True) -> None:
         value = json.dumps({"provider": profile.provider, "model": profile.model,
                             "dimensions": profile.dimensions, "max_tokens": profile.max_tokens})
         with self._write() as conn:
-            conn.execute(delete(store_meta).where(store_meta.c.key == "embedding_profile"))
-            conn.execute(insert(store_meta).values(key="embedding_profile", value=value))
+            put_meta(conn, "embedding_profile", value, replace)
 
     def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
         with self._write() as conn:

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Float, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import Column, Connection, Float, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy.dialects import postgresql, sqlite
 
 from adapters.sqlalchemy_base import metadata
 from domain.model import EmbeddingProfile, Memory, Turn
 
 store_meta = Table("store_meta", metadata, Column("key", String(64), primary_key=True), Column("value", Text))
+
+
+def put_meta(conn: Connection, key: str, value: str, replace: bool = True) -> None:
+    """Set a store_meta value in one statement (replicas starting at once may both write it); with
+    ``replace=False`` a value already there is kept."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(store_meta).values(key=key, value=value)
+    conn.execute(statement.on_conflict_do_update(index_elements=[store_meta.c.key], set_={"value": value})
+                 if replace else statement.on_conflict_do_nothing(index_elements=[store_meta.c.key]))
 
 
 def _profile_columns() -> list[Column]:

@@ -21,6 +21,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 from adapters.sqlalchemy_base import metadata
+from adapters.sqlalchemy_tables import put_meta
 from domain.ids import record_of
 from domain.locking import KeyedLock
 from adapters.vector_math import matches
@@ -198,8 +199,7 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
                 for collection, records in pages():
                     put_vectors(conn, collection, None, records)
                     count += len(records)
-            conn.execute(delete(meta).where(meta.c.key == "vectors_profile"))
-            conn.execute(insert(meta).values(key="vectors_profile", value=profile_key))
+            put_meta(conn, "vectors_profile", profile_key)
         return count
 
     @contextmanager

@@ -142,7 +142,9 @@ class MetadataStore(Protocol):
 
     def stored_profile(self) -> EmbeddingProfile | None: ...
 
-    def record_profile(self, profile: EmbeddingProfile) -> None: ...
+    def record_profile(self, profile: EmbeddingProfile, replace: bool = True) -> None:
+        """Record the store's embedding profile; ``replace=False`` keeps one recorded already (a replica's)."""
+        ...
 
     def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
         """The row, its lexical entry, its vectors (queued for the index) and the audit entry, at once."""

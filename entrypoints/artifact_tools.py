@@ -168,6 +168,10 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
 
 def render_ingest(result: IngestResult) -> CallToolResult:
     a = result.artifact
+    if a is None and result.job is not None:  # another worker is still cutting it into chunks
+        return render.ok({"artifact_id": result.job.artifact_id, **job_status(result.job)},
+                         f"Artifact {result.job.artifact_id} is being ingested elsewhere: {job_text(result.job)}")
+    assert a is not None
     body: dict[str, Any] = {
         "artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked, "num_chunks": a.num_chunks,
         "token_count": a.token_count, "content_hash": a.content_hash, "chunker": a.chunker,

@@ -61,14 +61,15 @@ def _no_checkpoint(_: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class IngestResult:
-    artifact: Artifact
+    # None only while another worker is still cutting the artifact into chunks (``job`` says which).
+    artifact: Artifact | None
     chunks: list[ArtifactChunk]
     status: str  # "ingested", "replaced", "unchanged" or "indexing" (going on elsewhere)
     job: IngestJob | None = None
 
     @property
     def stored_ids(self) -> list[str]:
-        return [self.artifact.id, *(c.id for c in self.chunks)]
+        return [self.artifact.id, *(c.id for c in self.chunks)] if self.artifact is not None else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,7 @@ class IngestArtifact:
             done = self.store.get_artifact(job.artifact_id)
             if done is not None and done.version == job.version:  # committed meanwhile
                 return IngestResult(done, self.store.chunks_of(job.artifact_id), "unchanged")
-            raise StorageError(f"Artifact {job.artifact_id} is being ingested; retry in a moment")
+            return IngestResult(None, [], INDEXING, job)  # its chunks are still being cut
         artifact, chunks = begun
         return IngestResult(replace(artifact, content=None), chunks, INDEXING, job)
 

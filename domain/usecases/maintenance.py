@@ -19,9 +19,9 @@ class CheckProfile:
 
     def __call__(self) -> EmbeddingProfile:
         stored = self.store.stored_profile()
-        if stored is None:
-            self.store.record_profile(self.profile)
-            return self.profile
+        if stored is None:  # a new store: this profile, unless a replica starting beside this one was first
+            self.store.record_profile(self.profile, replace=False)
+            stored = self.store.stored_profile() or self.profile
         same = (stored.provider, stored.model, stored.dimensions) == (
             self.profile.provider, self.profile.model, self.profile.dimensions)
         done = self.ledger.completed(self.profile.key) if self.ledger is not None and not same else None

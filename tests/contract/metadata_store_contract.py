@@ -40,6 +40,15 @@ class MetadataStoreContract:
         store.record_profile(PROFILE)
         assert store.stored_profile() == PROFILE
 
+    def test_a_first_profile_is_kept_against_a_second_first_one(self, store: MetadataStore) -> None:
+        """Two replicas starting on a new store at once: the first record wins, the other reads it back."""
+        other = EmbeddingProfile("other", "model-b", PROFILE.dimensions + 1, PROFILE.max_tokens)
+        store.record_profile(PROFILE, replace=False)
+        store.record_profile(other, replace=False)  # no duplicate-key error, and nothing overwritten
+        assert store.stored_profile() == PROFILE
+        store.record_profile(other)  # a finished re-embed replaces it
+        assert store.stored_profile() == other
+
     def test_memory_round_trip(self, store: MetadataStore) -> None:
         original = Memory(id="mem_1", content="Ünïcode ✓ 日本", type="preference", confidence=0.25,
                           ts="2025-12-25T10:30:00.123456Z", conversation_id="conv", token_count=7, profile=PROFILE)

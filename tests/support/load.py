@@ -227,6 +227,8 @@ def summary(report: dict[str, Any]) -> str:
                      f"{f['errors']:>8}")
     for message, count in report["errors"]["by_message"].items():
         lines.append(f"  error x{count}: {message}")
+    for status, examples in (report.get("converge") or {}).get("examples", {}).items():
+        lines += [f"  converge {status}: {example}" for example in examples]
     lines.append("problems: " + (json.dumps(report["problems"], indent=2) if report["problems"] else "none"))
     return "\n".join(lines)
 

@@ -329,7 +329,8 @@ async def converge(ledger: Ledger, url: str, token: str | None = None, concurren
                 entry.expect.ack(target)
             statuses[status] += 1
             if status.startswith("known_but") or status == "error":
-                examples.setdefault(status, []).append(entry.art_id)
+                text = " ".join(getattr(c, "text", "") for c in result.content)[:300] if result.is_error else ""
+                examples.setdefault(status, []).append(f"{entry.art_id} {text}".strip())
         return run
 
     await pooled(url, [job(s, e) for s, e in sorted(ledger.artifacts.items())], concurrency, token)

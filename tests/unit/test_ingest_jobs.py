@@ -76,6 +76,22 @@ def test_the_same_content_while_a_job_is_under_way_answers_indexing(aworld) -> N
     assert len(aworld.embedder.calls) == calls and aworld.artifacts.ingest_job(ART) == job  # left to its worker
 
 
+def test_the_same_content_while_another_worker_still_cuts_it_answers_indexing(aworld) -> None:
+    """Killed (or busy) before its pending version was written: the job is known, its chunks are not yet."""
+    class Killed(TokenWindowChunker):
+        def chunk(self, *args, **kwargs):
+            raise Crash("killed while cutting")
+
+    with pytest.raises(Crash):
+        ingest_uc(aworld, chunkers=catalog(Killed()))(DOC)
+    job = aworld.artifacts.ingest_job(ART)
+    assert job is not None and job.status == "indexing" and job.total == 0
+    assert aworld.artifacts.pending_versions() == []
+    result = ingest_uc(aworld, at=T0 + 30)(DOC)
+    assert result.status == "indexing" and result.artifact is None and result.job == job
+    assert result.chunks == [] and result.stored_ids == [] and aworld.artifacts.ingest_job(ART) == job
+
+
 def test_other_content_while_a_job_is_under_way_is_refused(aworld) -> None:
     job = begun_elsewhere(aworld)
     with pytest.raises(ValidationError) as raised:
