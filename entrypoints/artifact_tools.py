@@ -175,13 +175,25 @@ def render_ingest(result: IngestResult) -> CallToolResult:
     body: dict[str, Any] = {
         "artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked, "num_chunks": a.num_chunks,
         "token_count": a.token_count, "content_hash": a.content_hash, "chunker": a.chunker,
-        "chunker_version": a.chunker_version, "stored_ids": result.stored_ids, **a.profile.as_metadata()}
+        "chunker_version": a.chunker_version, **stored_ids(result.stored_ids), **a.profile.as_metadata()}
     if result.job is not None:
         body.update(job_status(result.job))
         return render.ok(body, f"Artifact {a.id} is being ingested elsewhere: {job_text(result.job)}")
     verb = {"ingested": "Ingested", "replaced": "Replaced", "unchanged": "Unchanged (same content)"}
     chunked = f"{a.num_chunks} chunks" if a.is_chunked else "stored whole"
+    if body["stored_ids_omitted"]:
+        chunked += " (artifact_get with include_chunks lists them)"
     return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}")
+
+
+LISTED_CHUNK_IDS = 3
+
+
+def stored_ids(ids: list[str]) -> dict[str, Any]:
+    """Spec 000's ``stored_ids``, kept short: the artifact id and its first chunk ids (a 10 MB document
+    has thousands); ``stored_ids_omitted`` counts the rest, which artifact_get(include_chunks) lists."""
+    shown = ids[: 1 + LISTED_CHUNK_IDS]
+    return {"stored_ids": shown, "stored_ids_omitted": len(ids) - len(shown)}
 
 
 def render_indexing(running: StillRunning[IngestResult]) -> CallToolResult:
@@ -209,19 +221,21 @@ def job_text(job: IngestJob) -> str:
 
 
 def render_results(hits: list[Hit], searched: list[str] | None) -> str:
+    """Spec 000 §12.2's hybrid_search format: a hit's snippet, or its passage with neighbours when asked for."""
     head = f"Found {len(hits)} results" + (f" (searched: {', '.join(searched)})" if searched else "") + ":"
     blocks = [head]
     for rank, h in enumerate(hits, start=1):
-        label = "RRF score"
         source = f" (from: {', '.join(h.fields['collections'])})" if "collections" in h.fields else ""
-        lines = [f"[{rank}] {label}: {h.score:.4f}{source}", f"Type: {h.type} | ID: {h.id}"]
+        lines = [f"[{rank}] RRF score: {h.score:.4f}{source}", f"Type: {h.type} | ID: {h.id}"]
         prov = h.fields.get("provenance") or {}
         if prov.get("title"):
             lines.append(f"Title: {prov['title']}")
         if h.type in ("artifact", "chunk"):
             lines.append(f"Source: {prov.get('source_system')} | Sensitivity: {h.fields.get('sensitivity')}")
-        body = h.content if h.fields.get("expanded") else render.preview(h.content, 240)
-        lines.append(("Content with neighbors:\n" if h.fields.get("expanded") else "Snippet: ") + body)
+        if h.fields.get("expanded"):
+            lines.append("Content with neighbors:\n" + h.content)
+        else:
+            lines.append(f'Snippet: "{render.shown_text(h)}"')
         if prov.get("source_url"):
             lines.append(f"Evidence: {prov['source_url']}")
         blocks.append("\n".join(lines))

@@ -28,8 +28,23 @@ def preview(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
+# Never shown in a hit: set on every artifact, it says nothing about why the hit matched
+# (artifact_get has it); the expansion flag, which ``content`` itself shows.
+_UNSHOWN = frozenset({"retention_policy", "expanded", "snippet"})
+
+
 def hit(h: Hit) -> dict[str, Any]:
-    return {"id": h.id, "type": h.type, "score": h.score, "content": h.content, **h.fields}
+    """A hit with its text once: ``snippet`` (around the query's words) from a search, the whole
+    passage as ``content`` when neighbours were asked for (or for a listing, which has no snippet)."""
+    text = {"snippet": h.fields["snippet"]} if "snippet" in h.fields and not h.fields.get("expanded") \
+        else {"content": h.content}
+    return {"id": h.id, "type": h.type, "score": h.score, **text,
+            **{k: v for k, v in h.fields.items() if k not in _UNSHOWN}}
+
+
+def shown_text(h: Hit) -> str:
+    """The hit's snippet on one line (whitespace runs collapsed), or its content when it has none."""
+    return " ".join(str(h.fields.get("snippet", h.content)).split())
 
 
 def memory(m: Memory) -> dict[str, Any]:
@@ -38,8 +53,10 @@ def memory(m: Memory) -> dict[str, Any]:
 
 
 def memory_line(h: Hit, with_score: bool) -> str:
+    """Spec 000 §12.2's memory line; a search hit shows its snippet, a listed memory a preview."""
     score = f", score={h.score:.3f}" if with_score else ""
-    return f"[{h.id}] ({h.fields['memory_type']}, conf={h.fields['confidence']:g}{score}): {preview(h.content)}"
+    text = shown_text(h) if "snippet" in h.fields else preview(h.content)
+    return f"[{h.id}] ({h.fields['memory_type']}, conf={h.fields['confidence']:g}{score}): {text}"
 
 
 def turn(t: Turn) -> dict[str, Any]:

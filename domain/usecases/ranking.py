@@ -10,15 +10,13 @@ from typing import Any
 from domain.fusion import best_per_record
 from domain.ids import artifact_of, version_of
 from domain.model import (
-    Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, RequestContext, Vector, VectorMatch,
+    Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, Memory, RequestContext, Turn, Vector, VectorMatch,
 )
 from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex, VectorOutbox
 from domain.usecases.artifacts import WHOLE
 from domain.usecases.common import apply_policies
-from domain.usecases.memories import memory_hit as plain_memory_hit
 from domain.usecases.vector_sync import owner_field
 
-SNIPPET = 300
 Record = tuple[str | None, Callable[[float], Hit]]  # a record's current version, and how to make its hit
 
 
@@ -90,13 +88,14 @@ class Ranker:
 
 def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
     """A hit names the embedding profile of the vectors that found it (after a re-embed, the new one)."""
-    fields = dict(hit.fields)
-    if "provenance" in fields:
-        fields["provenance"] = {**fields["provenance"], **profile.as_metadata()}
-    if "embedding_provider" in fields:
-        fields.update(profile.as_metadata())
-    return Hit(hit.id, hit.type, hit.score, hit.content, fields)
+    if "provenance" not in hit.fields:
+        return hit
+    return Hit(hit.id, hit.type, hit.score, hit.content,
+               {**hit.fields, "provenance": {**hit.fields["provenance"], **profile.as_metadata()}})
 
+
+# Each hit carries its text once (``content``; the search use cases add the focused ``snippet``)
+# and each piece of metadata once: what to cite lives in ``provenance``, nowhere else.
 
 def provenance(artifact: Artifact) -> dict[str, Any]:
     return {"source_system": artifact.source_system, "source_id": artifact.source_id,
@@ -105,30 +104,27 @@ def provenance(artifact: Artifact) -> dict[str, Any]:
 
 
 def artifact_hit(artifact: Artifact, score: float) -> Hit:
-    content = artifact.content or ""
-    return Hit(artifact.id, "artifact", score, content, {
-        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "snippet": content[:SNIPPET],
-        "provenance": provenance(artifact), **artifact.privacy()})
+    return Hit(artifact.id, "artifact", score, artifact.content or "", {
+        "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "provenance": provenance(artifact),
+        **artifact.privacy()})
 
 
 def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
-    """A chunk with what its chunker knew of it (heading path, speaker, ...) under ``structure``."""
+    """A chunk with what its chunker knew of it (heading path, speaker, ...) under ``structure``, if anything."""
     structure = {k: v for k, v in chunk.metadata.items() if k != "indexed"}
     return Hit(chunk.id, "chunk", score, chunk.content, {
         "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": chunk.index,
-        "snippet": chunk.content[:SNIPPET], "provenance": {**provenance(artifact), "chunker": artifact.chunker},
-        "structure": structure, **artifact.privacy()})
+        "provenance": provenance(artifact), **({"structure": structure} if structure else {}),
+        **artifact.privacy()})
 
 
-def memory_hit(memory: Any, score: float) -> Hit:
-    found = plain_memory_hit(memory, score)
-    return Hit(found.id, found.type, found.score, found.content, {
-        **found.fields, "snippet": memory.content[:SNIPPET],
-        "provenance": {"conversation_id": memory.conversation_id, "ts": memory.ts, **memory.profile.as_metadata()}})
+def memory_hit(memory: Memory, score: float) -> Hit:
+    return Hit(memory.id, "memory", round(score, 6), memory.content, {
+        "memory_type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id,
+        "provenance": {"ts": memory.ts, **memory.profile.as_metadata()}})
 
 
-def turn_hit(turn: Any, score: float) -> Hit:
+def turn_hit(turn: Turn, score: float) -> Hit:
     return Hit(turn.id, "history", score, turn.content, {
         "conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
-        "snippet": turn.content[:SNIPPET], "provenance": {"conversation_id": turn.conversation_id, "ts": turn.ts,
-                                                           **turn.profile.as_metadata()}})
+        "provenance": {"ts": turn.ts, **turn.profile.as_metadata()}})

@@ -1,4 +1,4 @@
-"""Search use cases: hybrid search across collections, artifact search, memory search; neighbour expansion."""
+"""Search use cases: hybrid search across collections, artifact search, memory search; snippets; neighbour expansion."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.errors import ValidationError
-from domain.model import Hit, RequestContext
+from domain.lexical import analyse
+from domain.model import ArtifactChunk, Hit, RequestContext
 from domain.ports import ArtifactStore
 from domain.usecases.artifacts import CHUNKS, WHOLE
 from domain.usecases.filters import parse_filters
+from domain.snippets import snippet
 from domain.usecases.retrieve import SHOWN, Retriever
 from domain.validation import require_int, require_text, require_unit_float
 
@@ -59,24 +61,58 @@ class HybridSearch:
             collections.append("history")
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
-        top = self.retrieve(query, wheres, limit, request.mode, request.profile, request.context)
+        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context), query)
         return SearchOutcome([expand_hit(self.artifacts, h) for h in top] if expand else top,
                              [SHOWN[c] for c in wheres])
 
 
+def focused(hits: list[Hit], query: str) -> list[Hit]:
+    """Each hit with its ``snippet``: the part of its text around the query's words (domain/snippets.py).
+
+    A chunk is a window cut from a longer text: its first whitespace-separated token may be the
+    end of a word cut in two (unless it is the first chunk), and its last one the start of one.
+    """
+    words = analyse(query).words
+    kept: list[Hit] = []
+    for hit in hits:
+        chunk = hit.type == "chunk"
+        later = chunk and int(hit.fields.get("chunk_index", 0)) > 0
+        shown = snippet(hit.content, words, open_start=later, open_end=chunk)
+        kept.append(Hit(hit.id, hit.type, hit.score, hit.content, {**hit.fields, "snippet": shown}))
+    return kept
+
+
 def expand_hit(artifacts: ArtifactStore, hit: Hit) -> Hit:
-    """A chunk with its neighbours (index ±1), joined by [CHUNK BOUNDARY] markers."""
+    """A chunk with its neighbours (index ±1) as one passage of the artifact's text, nothing repeated.
+
+    Consecutive chunks overlap (token windows) or abut (structure-aware chunkers): each neighbour
+    adds only its text outside the hit chunk, by their offsets in the artifact. The spec's
+    ``[CHUNK BOUNDARY]`` markers (000, appendix E) stay, each on a line of its own, where the hit
+    chunk begins and ends, so the hit chunk is exactly the text between them:
+    ``before + "\\n[CHUNK BOUNDARY]\\n" + chunk + "\\n[CHUNK BOUNDARY]\\n" + after``, a marker only
+    where a neighbour adds text. Without the markers it is the artifact's text over the window.
+    """
     if hit.type != "chunk":
         return hit
     index = int(hit.fields["chunk_index"])
     window = artifacts.chunk_window(hit.fields["artifact_id"], index - 1, index + 1)
-    parts: list[str] = []
-    for chunk in window:
-        if parts:
-            parts.append(BOUNDARY)
-        parts.append(hit.content if chunk.index == index else chunk.content)
-    return Hit(hit.id, hit.type, hit.score, "\n".join(parts) if parts else hit.content,
+    target = next((c for c in window if c.index == index), None)
+    if target is None:  # replaced or deleted since the search ranked it
+        return hit
+    before = "".join(outside(c, target) for c in window if c.index < index)
+    after = "".join(outside(c, target) for c in window if c.index > index)
+    parts = [before, BOUNDARY] if before else []
+    parts += [hit.content, BOUNDARY, after] if after else [hit.content]
+    content = "\n".join(parts)
+    return Hit(hit.id, hit.type, hit.score, content,
                {**hit.fields, "expanded": True, "neighbors": [c.id for c in window if c.index != index]})
+
+
+def outside(neighbour: ArtifactChunk, target: ArtifactChunk) -> str:
+    """The part of a neighbouring chunk's text that lies before or after the target chunk."""
+    if neighbour.index < target.index:
+        return neighbour.content[: max(0, target.start_char - neighbour.start_char)]
+    return neighbour.content[max(0, target.end_char - neighbour.start_char):]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +130,7 @@ class ArtifactSearch:
         parsed = parse_filters(None, **filters)
         expand = check_flag("expand_neighbors", expand_neighbors)
         wheres = {c: parsed.where(c) or {} for c in (WHOLE, CHUNKS)}
-        top = self.retrieve(text, wheres, count, mode, profile, context)
+        top = focused(self.retrieve(text, wheres, count, mode, profile, context), text)
         return [expand_hit(self.artifacts, h) for h in top] if expand else top
 
 
@@ -119,4 +155,5 @@ class SearchMemories:
         limit = require_int("limit", request.limit, 1, 20)
         floor = require_unit_float("min_confidence", request.min_confidence)
         where = {"confidence": {"$gte": floor}} if floor > 0 else {}
-        return self.retrieve(query, {"memory": where}, limit, request.mode, request.profile, request.context)
+        return focused(self.retrieve(query, {"memory": where}, limit, request.mode, request.profile, request.context),
+                       query)

@@ -221,6 +221,31 @@ def test_neighbours_are_joined_with_boundaries(aworld) -> None:
     assert hit.type == "chunk" and hit.content.count("[CHUNK BOUNDARY]") in (1, 2)
 
 
+def test_neighbours_are_joined_without_repeating_their_overlap(aworld) -> None:
+    art = ingest_uc(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1")).artifact
+    chunks = aworld.artifacts.chunks_of(art.id)
+    assert all(b.start_char < a.end_char for a, b in zip(chunks, chunks[1:])), "test setup: windows overlap"
+    search = ArtifactSearch(searcher(synced(aworld)), aworld.artifacts)
+    for chunk in (chunks[0], chunks[len(chunks) // 2], chunks[-1]):
+        query = " ".join(chunk.content.split()[3:6])  # words found in this chunk (and its neighbours)
+        hit = next(h for h in search(query, 50, expand_neighbors=True) if h.id == chunk.id)
+        window = [c for c in chunks if abs(c.index - chunk.index) <= 1]
+        parts = hit.content.split("\n[CHUNK BOUNDARY]\n")
+        middle = parts[1] if chunk.index > 0 else parts[0]
+        assert middle == chunk.content, "the text between the markers is exactly the hit chunk"
+        assert len(parts) == len(window), parts
+        assert "".join(parts) == LONG[window[0].start_char:window[-1].end_char], "nothing repeated, nothing lost"
+        assert hit.fields["neighbors"] == [c.id for c in window if c.index != chunk.index]
+
+
+def test_search_hits_carry_a_snippet_around_the_match(aworld) -> None:
+    ingest_uc(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    hit = hybrid(synced(aworld))(SearchRequest("launch code zebra", limit=1)).hits[0]
+    shown = hit.fields["snippet"]
+    assert "the launch code is zebra" in shown and shown.startswith("…")
+    assert shown.strip("…") in hit.content and len(shown.strip("…")) <= 240
+
+
 def test_filters_apply_inside_the_index(aworld) -> None:
     ingest = ingest_uc(aworld)
     for i in range(30):

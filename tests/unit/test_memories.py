@@ -26,7 +26,8 @@ def test_store_then_search_finds_it_first(world) -> None:
     hits = search_uc(world)(SearchMemoriesRequest("dark mode", limit=2))
     assert hits[0].id == dark.id and hits[0].type == "memory"
     assert hits[0].fields["memory_type"] == "preference" and 0 < hits[0].score <= 1
-    assert hits[0].fields["embedding_provider"] == "fake"
+    assert hits[0].fields["provenance"]["embedding_provider"] == "fake"  # what to cite: in provenance, once
+    assert hits[0].fields["snippet"] == "User prefers dark mode in editors"
 
 
 def test_ids_are_long_and_unique(world) -> None:
