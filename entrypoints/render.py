@@ -28,8 +28,9 @@ def preview(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
-# Never shown in a hit: set on every artifact, it says nothing about why the hit matched
-# (artifact_get has it); the expansion flag, which ``content`` itself shows.
+# Not copied into a shown hit: the snippet (placed first, or replaced by ``content``), the expansion
+# flag (``content`` shows it) and the retention policy (it says nothing about why the hit matched;
+# artifact_get has it).
 _UNSHOWN = frozenset({"retention_policy", "expanded", "snippet"})
 
 

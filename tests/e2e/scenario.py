@@ -135,8 +135,10 @@ async def check_search_ranks_paraphrase_first(client: Any) -> None:
     assert found["query"] == "what colour theme does the user like"
     assert found["results"], found
     top = found["results"][0]
-    assert top["id"] == dark["id"], [(h["content"], h["score"]) for h in found["results"]]
-    assert top["type"] == "memory" and top["content"] == "User prefers dark mode in every editor"
+    assert top["id"] == dark["id"], [(h["snippet"], h["score"]) for h in found["results"]]
+    # a hit carries its text once; a short memory's snippet is the whole memory
+    assert top["type"] == "memory" and top["snippet"] == "User prefers dark mode in every editor"
+    assert "content" not in top and top["provenance"]["ts"] == dark["ts"]
     assert top["memory_type"] == "preference" and top["confidence"] == 0.9
     scores = [h["score"] for h in found["results"]]
     assert scores == sorted(scores, reverse=True), scores

@@ -380,13 +380,16 @@ class Watch:
         for hit in hits:
             if hit["type"] != "chunk" or hit["id"] not in text:
                 return False
-            if not expand and hit["content"] != text[hit["id"]]:
+            if not expand and hit["snippet"].strip("…") not in text[hit["id"]]:
                 return False
-            if expand:
+            if expand:  # the window, its overlaps once, the hit chunk between the markers
                 index = ids.index(hit["id"])
                 around = ids[max(index - 1, 0):index + 2]
+                parts = hit["content"].split("\n[CHUNK BOUNDARY]\n")
+                joined = "".join(parts)
                 if hit["neighbors"] != [c for c in around if c != hit["id"]] or \
-                        hit["content"] != "\n[CHUNK BOUNDARY]\n".join(text[c] for c in around):
+                        parts[1 if index else 0] != text[hit["id"]] or joined not in ref.text or \
+                        not joined.startswith(text[around[0]]) or not joined.endswith(text[around[-1]]):
                     return False
         return True
 
