@@ -53,6 +53,11 @@ class RetrievalConfig:
     semantic_top_k: int = 60
     lexical_top_k: int = 60
     exact_top_k: int = 20
+    # A hit found by its vectors alone (no word or exact-token evidence) is kept only from this
+    # cosine similarity up: an unrelated memory at similarity -0.03 is no answer, however few others there are.
+    min_similarity: float = 0.0
+    # Results one document may take in a search that may return its chunks (hybrid_search, artifact_search).
+    per_artifact: int = 1
 
     def top_k(self, signal: str) -> int:
         return {"semantic": self.semantic_top_k, "contextual": self.semantic_top_k, "lexical": self.lexical_top_k,

@@ -15,7 +15,7 @@ from domain.usecases.ingest import IngestResult
 from domain.usecases.search import SearchRequest
 from entrypoints import render
 from entrypoints.long_calls import StillRunning, run_long
-from entrypoints.tooling import Mode, Profile
+from entrypoints.tooling import Mode, PerArtifact, Profile
 from entrypoints.runtime import Runtime
 
 Register = Callable[..., Callable[[Callable[..., Any]], Any]]
@@ -66,8 +66,8 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
             return render_ingest(result)
         return run_tool(runtime, "artifact_ingest", act)
 
-    @tool("Search artifacts at passage level by meaning and by words (fused); one result per artifact "
-          "(its best chunk).", read_only)
+    @tool("Search artifacts at passage level by meaning and by words (fused); the best passages, up to "
+          "per_artifact per document (default one: its best chunk).", read_only)
     def artifact_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
@@ -83,9 +83,11 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         expand_neighbors: Annotated[bool, Field(description="Include the chunks before and after")] = False,
         mode: Mode = "hybrid",
         profile: Profile = None,
+        per_artifact: PerArtifact = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
             hits = uc.artifact_search()(query, limit, expand_neighbors, mode=mode, profile=profile,
+                                        per_artifact=per_artifact,
                                         artifact_type=artifact_type,
                                         source_system=source_system, sensitivity=sensitivity,
                                         visibility_scope=visibility_scope, time_range_start=time_range_start,
@@ -143,8 +145,8 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         return run_tool(runtime, "artifact_delete", act)
 
     @tool("Search artifacts and chunks (and on request memories and history) at once; in each, meaning "
-          "(vectors), words (BM25) and exact tokens are fused by weighted reciprocal rank fusion; one result "
-          "per artifact, with provenance.", read_only)
+          "(vectors), words (BM25) and exact tokens are fused by weighted reciprocal rank fusion; the best "
+          "passages with provenance, up to per_artifact per document.", read_only)
     def hybrid_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
@@ -156,10 +158,12 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
                         "time_range_start, time_range_end, conversation_id")] = None,
         mode: Mode = "hybrid",
         profile: Profile = None,
+        per_artifact: PerArtifact = None,
     ) -> CallToolResult:
         def act() -> CallToolResult:
             outcome = uc.hybrid_search()(SearchRequest(query, limit, filters, include_memory, include_history,
-                                                       expand_neighbors, mode, profile))
+                                                       expand_neighbors, mode, profile,
+                                                       per_artifact=per_artifact))
             hits = outcome.hits
             return render.ok({"query": query, "count": len(hits), "searched": outcome.searched,
                               "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched))

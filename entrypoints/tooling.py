@@ -33,6 +33,9 @@ Mode = Annotated[str, Field(
     json_schema_extra={"enum": ["hybrid", "vector", "lexical"]})]
 Profile = Annotated[str | None, Field(
     description="Fusion weights: default, technical, conversational or code (server default when omitted)")]
+PerArtifact = Annotated[int | None, Field(
+    description="Results one document may take, 1-10: several passages of one document (server default "
+                "when omitted, MEMTROVE_PER_ARTIFACT)")]
 
 
 def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations | None = None) -> Tool:

@@ -39,12 +39,15 @@ class Retriever:
     catch_up: Callable[[], None] = nothing
 
     def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
-                 profile: object = None, context: RequestContext | None = None) -> list[Hit]:
+                 profile: object = None, context: RequestContext | None = None,
+                 per_artifact: int | None = None) -> list[Hit]:
         """Up to ``limit`` hits across the collections in ``wheres`` (collection -> its index filter).
 
         Each signal ranks the collections' hits together; the signals' rankings are fused by
-        weighted RRF. One hit per artifact (its best chunk or itself) is kept before cutting to ``limit``.
+        weighted RRF. Up to ``per_artifact`` hits per artifact (its best chunks, or itself) are kept
+        before cutting to ``limit``; a hit with only vector evidence below the similarity floor is not.
         """
+        cap = self.config.per_artifact if per_artifact is None else per_artifact
         weights, chosen = self.config.signal_weights(mode, profile)
         terms = analyse(query)
         if not terms.exact:
@@ -69,12 +72,15 @@ class Retriever:
                     got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
                     if signal == "lexical" and vectors:  # no evidence, beside vectors
                         got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
+                    if signal in VECTOR_SIGNALS and got and got[-1].score < self.config.min_similarity:
+                        full = False  # what lies deeper is further below the floor
                     found += [tagged(h, collection) for h in got]
                     more = more or full
                 # One ranking per signal across collections: cosine similarities (one model) and
                 # BM25 scores compare across them, where "first of its collection" would not.
                 ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
-            fused = best_per_artifact(fuse_signals(ranked, weights, chosen.k))
+            floor = below_floor(ranked, self.config.min_similarity)
+            fused = best_per_artifact([h for h in fuse_signals(ranked, weights, chosen.k) if h.id not in floor], cap)
             if len(fused) >= limit or not more:
                 break
         return fused[:limit]
@@ -112,15 +118,28 @@ def fuse_signals(ranked: Mapping[str, list[Hit]], weights: Mapping[str, float], 
     return sorted(hits, key=lambda h: (-h.score, -(h.fields["similarity"] or 0.0), h.id))
 
 
-def best_per_artifact(hits: list[Hit]) -> list[Hit]:
-    """One hit per artifact (its best chunk, or the whole artifact), other hits as they are; order kept."""
-    seen: set[str] = set()
+def best_per_artifact(hits: list[Hit], cap: int = 1) -> list[Hit]:
+    """Up to ``cap`` hits per artifact (its best chunks, or the whole artifact), other hits as they are;
+    order kept."""
+    seen: dict[str, int] = {}
     kept: list[Hit] = []
     for hit in hits:
         key = hit.fields.get("artifact_id") if hit.type in ("artifact", "chunk") else None
         if key is not None:
-            if key in seen:
+            if seen.get(key, 0) >= cap:
                 continue
-            seen.add(key)
+            seen[key] = seen.get(key, 0) + 1
         kept.append(hit)
     return kept
+
+
+def below_floor(ranked: Mapping[str, list[Hit]], min_similarity: float) -> set[str]:
+    """Hits found only by vectors (no word or exact-token evidence), none of whose vectors reach ``min_similarity``."""
+    if min_similarity <= -1.0:
+        return set()
+    evidence = {h.id for signal, hits in ranked.items() if signal not in VECTOR_SIGNALS for h in hits}
+    best: dict[str, float] = {}
+    for signal in VECTOR_SIGNALS & set(ranked):
+        for hit in ranked[signal]:
+            best[hit.id] = max(best.get(hit.id, -1.0), hit.score)
+    return {i for i, score in best.items() if score < min_similarity and i not in evidence}

@@ -35,6 +35,7 @@ class SearchRequest:
     mode: str | None = None
     profile: str | None = None
     context: RequestContext = field(default_factory=RequestContext)
+    per_artifact: int | None = None  # results one document may take (None: the configured default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,9 @@ class HybridSearch:
             collections.append("history")
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
-        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context), query)
+        per_artifact = None if request.per_artifact is None else require_int("per_artifact", request.per_artifact, 1, 10)
+        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context, per_artifact),
+                      query)
         return SearchOutcome([expand_hit(self.artifacts, h) for h in top] if expand else top,
                              [SHOWN[c] for c in wheres])
 
@@ -124,13 +127,14 @@ class ArtifactSearch:
 
     def __call__(self, query: object, limit: object = 5, expand_neighbors: object = False,
                  context: RequestContext | None = None, mode: object = None, profile: object = None,
-                 **filters: object) -> list[Hit]:
+                 per_artifact: object = None, **filters: object) -> list[Hit]:
         text = require_text("query", query, 500, label="Query")
         count = require_int("limit", limit, 1, 50)
+        cap = None if per_artifact is None else require_int("per_artifact", per_artifact, 1, 10)
         parsed = parse_filters(None, **filters)
         expand = check_flag("expand_neighbors", expand_neighbors)
         wheres = {c: parsed.where(c) or {} for c in (WHOLE, CHUNKS)}
-        top = focused(self.retrieve(text, wheres, count, mode, profile, context), text)
+        top = focused(self.retrieve(text, wheres, count, mode, profile, context, cap), text)
         return [expand_hit(self.artifacts, h) for h in top] if expand else top
 
 

@@ -22,7 +22,7 @@ from config.settings import Settings
 from domain.retrieval import PROFILES
 from domain.usecases.history import AppendTurnRequest
 from domain.usecases.search import SearchRequest
-from entrypoints.locomo import CONFIGS, load_conversation, run, table
+from entrypoints.bench.turns import CONFIGS, load_conversation, run, table
 from entrypoints.runtime import Runtime
 from tests.benchmarks.conftest import FULL, percentiles
 

@@ -1,0 +1,192 @@
+"""Passages in long documents: paraphrased questions over Python's library documentation.
+
+Every document of the question set's corpus (reStructuredText sources from Debian's python3-doc)
+goes in as it is with ``artifact_ingest`` (type ``doc``, defaults otherwise); each question is a
+``hybrid_search`` (limit 10, defaults). A result answers when its text holds the question's answer
+passage (a verbatim quote; a quote cut by a chunk boundary counts when the chunk holds at least
+half of it). Scores: hit@1/5/10 (answering result in the first k) and MRR@10, for memtrove and the
+baselines in the same run, plus BM25 over 1,500-character windows computed here without a server
+(several windows per document allowed): the reference a plain keyword engine gives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from entrypoints.bench.common import BASELINES, call, latency, mean, server, store_dir, write_report
+
+QUESTIONS = Path(__file__).resolve().parent.parent / "benchdata" / "python_docs_questions.json"
+DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")
+HITS = (1, 5, 10)
+CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, **BASELINES}
+WINDOW = 1_500
+WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    id: str
+    doc: str
+    text: str
+    answer: str
+    split: str
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_questions(path: Path, split: str | None = None) -> tuple[list[str], list[Question]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    questions = [Question(q["id"], q["doc"], q["question"], q["answer"], q.get("split", "dev"))
+                 for q in data["questions"] if split in (None, "all", q.get("split", "dev"))]
+    return list(data["corpus"]), questions
+
+
+def answers(text: str, answer: str) -> bool:
+    """Does ``text`` hold the answer passage (or at least half of it, where a chunk boundary cut it)?"""
+    body, quote = flat(text), flat(answer)
+    if quote in body:
+        return True
+    least = max(30, len(quote) // 2)
+    return any(body.endswith(quote[:n]) or body.startswith(quote[-n:]) for n in range(len(quote) - 1, least - 1, -1))
+
+
+@dataclass
+class PassageScores:
+    hits: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in HITS})
+    reciprocal: list[float] = field(default_factory=list)
+    right_document: list[float] = field(default_factory=list)
+    latency_ms: list[float] = field(default_factory=list)
+
+    def add(self, ranked: Sequence[tuple[str, str]], question: Question) -> None:
+        """``ranked``: (document, text) of each result, best first."""
+        first = next((rank for rank, (_, text) in enumerate(ranked[:10], 1) if answers(text, question.answer)), None)
+        for k in HITS:
+            self.hits[k].append(float(first is not None and first <= k))
+        self.reciprocal.append(1.0 / first if first else 0.0)
+        self.right_document.append(float(any(doc == question.doc for doc, _ in ranked[:5])))
+
+    def summary(self) -> dict[str, Any]:
+        return {"questions": len(self.reciprocal), **{f"hit@{k}": mean(v) for k, v in self.hits.items()},
+                "mrr@10": mean(self.reciprocal), "document@5": mean(self.right_document),
+                "latency_ms": latency(self.latency_ms)}
+
+
+class WindowBM25:
+    """Okapi BM25 (k1 1.2, b 0.75) over fixed 1,500-character windows of each document, half-overlapping."""
+
+    def __init__(self, docs: dict[str, str]) -> None:
+        self.windows: list[tuple[str, str, Counter[str]]] = []
+        for name, text in docs.items():
+            for start in range(0, max(1, len(text) - WINDOW // 2), WINDOW // 2):
+                piece = text[start:start + WINDOW]
+                self.windows.append((name, piece, Counter(w.lower() for w in WORD.findall(piece))))
+        self.df: Counter[str] = Counter(w for _, _, terms in self.windows for w in terms)
+        self.avg = sum(sum(t.values()) for _, _, t in self.windows) / max(1, len(self.windows))
+
+    def search(self, query: str, limit: int = 10) -> list[tuple[str, str]]:
+        n = len(self.windows)
+        words = {w.lower() for w in WORD.findall(query)}
+        scored: list[tuple[float, int]] = []
+        for i, (_, _, terms) in enumerate(self.windows):
+            length = sum(terms.values())
+            score = 0.0
+            for w in words:
+                if tf := terms.get(w):
+                    idf = math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5))
+                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / self.avg))
+            if score:
+                scored.append((score, i))
+        return [(self.windows[i][0], self.windows[i][1]) for _, i in sorted(scored, reverse=True)[:limit]]
+
+
+async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Path,
+              configs: dict[str, dict[str, Any]], data_dir: Path, log: Any = None) -> dict[str, Any]:
+    say = log or (lambda _msg: None)
+    texts = {name: (docs_dir / name).read_text(encoding="utf-8") for name in corpus}
+    scores = {name: PassageScores() for name in configs}
+    ingest_ms: list[float] = []
+    doc_of: dict[str, str] = {}
+    text_of: dict[str, str] = {}  # result id -> the text it stands for
+    chunks = 0
+    async with server(data_dir) as client:
+        for name, text in texts.items():
+            started = time.perf_counter()
+            stored = await call(client, "artifact_ingest", artifact_type="doc", source_system="python-docs",
+                                source_id=f"library/{name}", title=name.removesuffix(".rst.txt"), content=text)
+            ingest_ms.append((time.perf_counter() - started) * 1000)
+            doc_of[stored["artifact_id"]] = name
+            text_of[stored["artifact_id"]] = text
+            # Hits show a snippet: which passage a hit stands for is read from its chunk's offsets.
+            view = await call(client, "artifact_get", artifact_id=stored["artifact_id"], include_chunks=True)
+            for chunk in view.get("chunks") or []:
+                text_of[chunk["chunk_id"]] = text[chunk["start_char"]:chunk["end_char"]]
+                chunks += 1
+        say(f"stored {len(texts)} documents ({sum(map(len, texts.values())):,} characters, {chunks} chunks)")
+        for config, extra in configs.items():
+            for question in questions:
+                started = time.perf_counter()
+                found = await call(client, "hybrid_search", query=question.text[:500], limit=10, **extra)
+                scores[config].latency_ms.append((time.perf_counter() - started) * 1000)
+                scores[config].add([(doc_of.get(h.get("artifact_id", ""), ""), text_of.get(h["id"], ""))
+                                    for h in found.get("results", [])], question)
+            say(f"{config}: {len(questions)} questions")
+    reference = PassageScores()
+    bm25 = WindowBM25(texts)
+    for question in questions:
+        started = time.perf_counter()
+        ranked = bm25.search(question.text)
+        reference.latency_ms.append((time.perf_counter() - started) * 1000)
+        reference.add(ranked, question)
+    return {
+        "protocol": "passages",
+        "documents": len(texts), "characters": sum(map(len, texts.values())), "chunks": chunks,
+        "questions": len(questions), "splits": dict(Counter(q.split for q in questions)),
+        "artifact_ingest_ms": latency(ingest_ms),
+        "results": {**{name: s.summary() for name, s in scores.items()},
+                    "BM25 1,500-char windows": reference.summary()},
+    }
+
+
+def table(report: dict[str, Any]) -> str:
+    head = f"{'configuration':<24}" + "".join(f"{f'hit@{k}':>8}" for k in HITS) + \
+        f"{'MRR@10':>8}{'doc@5':>8}{'p50 ms':>9}{'p95 ms':>9}"
+    lines = [head, "-" * len(head)]
+    for name, r in report["results"].items():
+        lines.append(f"{name:<24}" + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in HITS)
+                     + f"{r['mrr@10']:>8.3f}{r['document@5']:>8.3f}{r['latency_ms']['p50']:>9.1f}"
+                     f"{r['latency_ms']['p95']:>9.1f}")
+    lines += ["", f"{report['documents']} documents ({report['characters']:,} characters, {report['chunks']} chunks), "
+                  f"{report['questions']} questions {report['splits']}; artifact_ingest p50 "
+                  f"{report['artifact_ingest_ms']['p50']} ms"]
+    return "\n".join(lines)
+
+
+def main(questions_file: Path, docs: Path, split: str, out: Path | None, configs: Sequence[str],
+         limit_docs: int | None = None, store: Path | None = None) -> int:
+    import anyio
+
+    if not questions_file.is_file() or not docs.is_dir():
+        print(f"memtrove bench passages: need {questions_file} and the documents in {docs} "
+              "(Debian: apt-get install python3-doc)", file=sys.stderr)
+        return 2
+    corpus, questions = load_questions(questions_file, split)
+    if limit_docs:  # a quick run: the questions' documents first, then others up to the limit
+        keep = list(dict.fromkeys([q.doc for q in questions] + corpus))[:limit_docs]
+        corpus, questions = keep, [q for q in questions if q.doc in keep]
+    chosen = {name: CONFIGS[name] for name in (configs or CONFIGS)}
+    with store_dir(store, "memtrove-passages-") as tmp:
+        report = anyio.run(lambda: run(corpus, questions, docs, chosen, Path(tmp),
+                                       log=lambda m: print(m, file=sys.stderr, flush=True)))
+    write_report(report, table(report), out)
+    return 0
