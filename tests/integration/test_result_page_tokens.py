@@ -83,8 +83,9 @@ async def measure(data_dir: Path) -> dict[str, list[tuple[int, int]]]:
             pages: dict[str, list[tuple[int, int]]] = {"hybrid_search": [], "memory_search": []}
             for query in DOC_QUERIES:
                 found = await client.call_tool("hybrid_search", {"query": query, "limit": 5})
-                assert not found.is_error and found.structured_content["count"] == 5, found
-                pages["hybrid_search"].append(page_tokens(found))
+                assert not found.is_error and found.structured_content["count"] >= 1, found
+                if found.structured_content["count"] == 5:  # a full page (a relevance floor may cut one short)
+                    pages["hybrid_search"].append(page_tokens(found))
             for query in FACT_QUERIES:
                 found = await client.call_tool("memory_search", {"query": query, "limit": 5})
                 assert not found.is_error and found.structured_content["count"] >= 1, found
@@ -109,6 +110,7 @@ def report(pages: dict[str, list[tuple[int, int]]]) -> str:
 
 def test_a_page_of_five_document_hits_fits_the_budget(pages: dict[str, list[tuple[int, int]]]) -> None:
     print(report(pages))
+    assert len(pages["hybrid_search"]) >= len(DOC_QUERIES) // 2, "too few full pages to measure"
     for text, structured in pages["hybrid_search"]:
         assert text <= PAGE_BUDGET and structured <= PAGE_BUDGET, report(pages)
 
