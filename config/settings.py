@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     memtrove_exact_top_k: int = Field(20, ge=1, le=1000)
     # Vector-only hits below this cosine similarity are left out (default: by embedder, MIN_SIMILARITY).
     memtrove_min_similarity: float | None = Field(None, ge=-1.0, le=1.0)
-    memtrove_per_artifact: int = Field(1, ge=1, le=10)  # results one document may take in a search
+    memtrove_per_artifact: int = Field(3, ge=1, le=10)  # results one document may take in a search
 
     chroma_host: str | None = None
     chroma_port: int = Field(8001, ge=1, le=65535)

@@ -514,7 +514,7 @@ async def check_same_source_same_content_is_unchanged(client: Any, corpus: Corpu
     member = FAMILY[1]
     whole = await ingest(client, **member.arguments(corpus.run))
     assert whole["status"] == "unchanged" and whole["stored_ids"] == corpus.family[member.key]["stored_ids"]
-    found = await artifact_search(client, PLANTED_QUERY, limit=SEARCH_ALL)
+    found = await artifact_search(client, PLANTED_QUERY, limit=SEARCH_ALL, per_artifact=1)
     assert artifact_ids(found).count(corpus.handbook["artifact_id"]) == 1
 
 
@@ -566,9 +566,10 @@ async def check_replace_with_new_content(client: Any, corpus: Corpus) -> None:
     assert view["content"] == second
     assert [c["chunk_id"] for c in view["chunks"]][:LISTED_CHUNK_IDS] == v2["stored_ids"][1:]
     assert view["metadata"]["content_hash"] == sha256(second) and view["metadata"]["ts"] == "2024-06-01T00:00:00Z"
-    for found in (await artifact_search(client, OLD_ONLY_QUERY, limit=SEARCH_ALL),
-                  await hybrid(client, OLD_ONLY_QUERY, limit=SEARCH_ALL),
-                  await artifact_search(client, OLD_ONLY_QUERY, limit=SEARCH_ALL, expand_neighbors=True)):
+    for found in (await artifact_search(client, OLD_ONLY_QUERY, limit=SEARCH_ALL, per_artifact=1),
+                  await hybrid(client, OLD_ONLY_QUERY, limit=SEARCH_ALL, per_artifact=1),
+                  await artifact_search(client, OLD_ONLY_QUERY, limit=SEARCH_ALL, expand_neighbors=True,
+                                        per_artifact=1)):
         assert not old_chunks & set(result_ids(found)), "a search returned a chunk of the replaced version"
         assert artifact_ids(found).count(art) == 1
         mine = [r for r in found["results"] if r["artifact_id"] == art]
@@ -591,7 +592,7 @@ async def check_search_finds_the_planted_passage(client: Any, corpus: Corpus) ->
     chunks = (await get(client, art, include_chunks=True))["chunks"]
     holders = {c["chunk_id"] for c in containing_chunks(chunks, HANDBOOK, PLANTED_FACT)}
     assert holders, "test setup: no chunk holds the whole planted fact"
-    result = await client.call_tool("artifact_search", {"query": PLANTED_QUERY, "limit": 5})
+    result = await client.call_tool("artifact_search", {"query": PLANTED_QUERY, "limit": 5, "per_artifact": 1})
     found = ok(result)
     assert found["results"], found
     top = found["results"][0]
@@ -613,13 +614,35 @@ async def check_search_finds_the_planted_passage(client: Any, corpus: Corpus) ->
 
 
 async def check_search_one_result_per_artifact(client: Any, corpus: Corpus) -> None:
-    # every handbook chunk matches this; the handbook must still appear once, by its best chunk
-    for found in (await artifact_search(client, "office rules for employees and teams", limit=SEARCH_ALL),
-                  await hybrid(client, "office rules for employees and teams", limit=SEARCH_ALL)):
+    # every handbook chunk matches this; with per_artifact=1 the handbook appears once, by its best chunk
+    for found in (await artifact_search(client, "office rules for employees and teams", limit=SEARCH_ALL,
+                                        per_artifact=1),
+                  await hybrid(client, "office rules for employees and teams", limit=SEARCH_ALL, per_artifact=1)):
         owners = artifact_ids(found)
         assert len(owners) == len(set(owners)), owners
         assert corpus.handbook["artifact_id"] in owners
-        assert set(corpus.known()) <= set(owners), "a search with limit 50 returns every artifact"
+        assert_above_the_floor(found)
+    # by default a document may give up to three passages (MEMTROVE_PER_ARTIFACT)
+    for found in (await artifact_search(client, "office rules for employees and teams", limit=SEARCH_ALL),
+                  await hybrid(client, "office rules for employees and teams", limit=SEARCH_ALL)):
+        owners = artifact_ids(found)
+        assert 2 <= owners.count(corpus.handbook["artifact_id"]) <= 3, owners
+        assert max(owners.count(o) for o in owners) <= 3 and len(result_ids(found)) == len(set(result_ids(found)))
+        assert_above_the_floor(found)
+
+
+def assert_above_the_floor(found: dict[str, Any], floor: float = 0.1) -> None:
+    """A hit found by its vectors alone is at least as similar as the lowest default relevance floor."""
+    for hit in found["results"]:
+        if set(hit["signals"]) <= {"semantic", "contextual"}:
+            assert hit["similarity"] is not None and hit["similarity"] >= floor, hit
+
+
+async def check_a_search_for_something_never_stored_finds_nothing(client: Any, corpus: Corpus) -> None:
+    """No padding with unrelated records: nothing shares a word, and no vector is near enough."""
+    for found in (await hybrid(client, "peanut allergy epinephrine", limit=10, include_memory=True),
+                  await artifact_search(client, "peanut allergy epinephrine", limit=10)):
+        assert found["count"] == 0, [(h["id"], h["signals"], h["similarity"]) for h in found["results"]]
 
 
 FILTER_CASES: list[tuple[str, dict[str, Any], Any]] = [
@@ -856,14 +879,17 @@ async def check_hybrid_conversation_filter(client: Any, corpus: Corpus) -> None:
 
 async def check_hybrid_returns_limit_distinct_results(client: Any, corpus: Corpus) -> None:
     for limit in (1, 3, 5, 8):
-        for found in (await hybrid(client, FAMILY_QUERY, limit=limit),
-                      await artifact_search(client, FAMILY_QUERY, limit=limit)):
+        for found in (await hybrid(client, FAMILY_QUERY, limit=limit, per_artifact=1),
+                      await artifact_search(client, FAMILY_QUERY, limit=limit, per_artifact=1)):
             owners = artifact_ids(found)
             assert len(owners) == limit and len(set(owners)) == limit, (limit, owners)
-    # the handbook's six matching chunks must not crowd other artifacts out
-    for found in (await hybrid(client, "company policy for employees", limit=5),
-                  await artifact_search(client, "company policy for employees", limit=5)):
-        assert len(set(artifact_ids(found))) == 5, artifact_ids(found)
+    # the handbook's six matching chunks must not crowd other artifacts out (nothing else is related
+    # enough to pass the relevance floor: the handbook once, nothing padded in)
+    for found in (await hybrid(client, "company policy for employees", limit=5, per_artifact=1),
+                  await artifact_search(client, "company policy for employees", limit=5, per_artifact=1)):
+        owners = artifact_ids(found)
+        assert owners[0] == corpus.handbook["artifact_id"] and len(set(owners)) == len(owners), owners
+        assert_above_the_floor(found)
 
 
 async def check_long_document_does_not_crowd_the_limit(client: Any, corpus: Corpus) -> None:
@@ -876,13 +902,24 @@ async def check_long_document_does_not_crowd_the_limit(client: Any, corpus: Corp
     expected = {crowd["artifact_id"], other["artifact_id"]}
     top = await hybrid(client, CROWD_QUERY, limit=1, filters={"source_system": system})
     assert artifact_ids(top) == [crowd["artifact_id"]], top
-    for found in (await hybrid(client, CROWD_QUERY, limit=2, filters={"source_system": system}),
-                  await artifact_search(client, CROWD_QUERY, limit=2, source_system=system),
-                  await hybrid(client, CROWD_QUERY, limit=5, filters={"source_system": system}),
-                  await artifact_search(client, CROWD_QUERY, limit=5, source_system=system)):
+    mixed = CROWD_QUERY + " and sourdough"  # the recipes share a word with it, the logbook many
+    for found in (await hybrid(client, mixed, limit=2, filters={"source_system": system}, per_artifact=1),
+                  await artifact_search(client, mixed, limit=2, source_system=system, per_artifact=1),
+                  await hybrid(client, mixed, limit=5, filters={"source_system": system}, per_artifact=1),
+                  await artifact_search(client, mixed, limit=5, source_system=system, per_artifact=1)):
         assert set(artifact_ids(found)) == expected and found["count"] == 2, result_ids(found)
         assert found["results"][0]["artifact_id"] == crowd["artifact_id"]
-    unfiltered = await hybrid(client, CROWD_QUERY, limit=5)
+    # the default cap: the logbook gives three passages, and the recipes still get their place
+    for found in (await hybrid(client, mixed, limit=5, filters={"source_system": system}),
+                  await artifact_search(client, mixed, limit=5, source_system=system)):
+        owners = artifact_ids(found)
+        assert owners.count(crowd["artifact_id"]) == 3 and other["artifact_id"] in owners, result_ids(found)
+    two = await hybrid(client, mixed, limit=10, filters={"source_system": system}, per_artifact=2)
+    assert artifact_ids(two).count(crowd["artifact_id"]) == 2, result_ids(two)
+    # the recipes say nothing of lighthouses: without a shared word they are no answer (relevance floor)
+    alone = await hybrid(client, CROWD_QUERY, limit=5, filters={"source_system": system})
+    assert other["artifact_id"] not in artifact_ids(alone), result_ids(alone)
+    unfiltered = await hybrid(client, CROWD_QUERY, limit=5, per_artifact=1)
     assert len(set(artifact_ids(unfiltered))) == 5, result_ids(unfiltered)
 
 
@@ -1004,6 +1041,7 @@ CHECKS = [
     check_hybrid_defaults_and_scores, check_hybrid_memory_and_history,
     check_hybrid_hits_of_every_type_carry_snippet_and_provenance, check_hybrid_conversation_filter,
     check_hybrid_returns_limit_distinct_results, check_long_document_does_not_crowd_the_limit, check_delete,
+    check_a_search_for_something_never_stored_finds_nothing,
 ]
 
 
