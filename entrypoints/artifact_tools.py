@@ -50,7 +50,7 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         retention_policy: Annotated[str, Field(description="forever, 1y, until_resolved or custom",
                                                json_schema_extra=_enum(RETENTION_POLICIES))] = "forever",
         chunker: Annotated[str | None, Field(
-            description="auto (by type and content), token-window, markdown, email, chat, code or a plugin's "
+            description="auto (by type and content), token-window, markdown, rst, email, chat, code or a plugin's "
                         "chunker (default: the server's, normally auto)")] = None,
         ctx: Context | None = None,
     ) -> CallToolResult:

@@ -24,6 +24,7 @@ from plugins import hookspecs
 DEFAULT_PLUGINS = (
     "plugins.chunkers.token_window",
     "plugins.chunkers.markdown",
+    "plugins.chunkers.rst",
     "plugins.chunkers.email",
     "plugins.chunkers.chat",
     "plugins.chunkers.code",

@@ -65,12 +65,15 @@ class Retriever:
         for fetch in fetch_rounds(limit):
             more = False
             ranked: dict[str, list[Hit]] = {}
+            worded: set[str] = set()
             for signal in weights:
                 depth = max(fetch, self.config.top_k(signal))
                 found: list[Hit] = []
                 for collection, where in wheres.items():
                     got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
-                    if signal == "lexical" and vectors:  # no evidence, beside vectors
+                    if signal == "lexical":
+                        worded |= {h.id for h in got}  # shares a content word: not held to the floor
+                    if signal == "lexical" and vectors:  # no rank (BM25 gives these words no weight)
                         got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     if signal in VECTOR_SIGNALS and got and got[-1].score < self.config.min_similarity:
                         full = False  # what lies deeper is further below the floor
@@ -79,7 +82,7 @@ class Retriever:
                 # One ranking per signal across collections: cosine similarities (one model) and
                 # BM25 scores compare across them, where "first of its collection" would not.
                 ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
-            floor = below_floor(ranked, self.config.min_similarity)
+            floor = below_floor(ranked, self.config.min_similarity) - worded
             fused = best_per_artifact([h for h in fuse_signals(ranked, weights, chosen.k) if h.id not in floor], cap)
             if len(fused) >= limit or not more:
                 break

@@ -204,7 +204,7 @@ def test_hybrid_search_finds_the_passage_and_fills_the_limit(aworld) -> None:
     target = ingest(IngestRequest("doc", "drive", LONG, source_id="d1", title="Plan"))
     for i in range(6):
         ingest(IngestRequest("note", "manual", f"zebra note number {i}"))
-    outcome = hybrid(aworld)(SearchRequest("launch code zebra", limit=5))
+    outcome = hybrid(aworld)(SearchRequest("launch code zebra", limit=5, per_artifact=1))
     assert len(outcome.hits) == 5
     artifact_ids = [h.fields["artifact_id"] for h in outcome.hits]
     assert len(set(artifact_ids)) == 5

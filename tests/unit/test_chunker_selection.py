@@ -14,7 +14,8 @@ from domain.usecases.ingest import IngestArtifact
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import catalog, synced
 
-ALL = {"token-window", "markdown", "email", "chat", "code"}
+ALL = {"token-window", "markdown", "rst", "email", "chat", "code"}
+RST = "Title\n=====\n\nIntro.\n\nPart\n----\n\nMore text.\n"
 LONG = "\n\n".join(f"Paragraph {i} talks about topic {i} at some length so that it needs chunks." for i in range(40))
 
 
@@ -27,6 +28,10 @@ LONG = "\n\n".join(f"Paragraph {i} talks about topic {i} at some length so that 
     ("doc", "# Title\n\ntext\n\n## Part\n\nmore", (None, None, None), "markdown"),
     ("note", "import os\n\ndef main():\n    pass\n\nclass A:\n    pass\n", (None, None, None), "code"),
     ("doc", "Just some prose about a meeting.", (None, None, None), "token-window"),
+    ("doc", "plain", ("library/json.rst.txt", None, None), "rst"),
+    ("doc", "plain", (None, "docs/index.rst", None), "rst"),
+    ("doc", RST, (None, None, None), "rst"),
+    ("doc", "A line\n\n------\n\nA transition is no title.", (None, None, None), "token-window"),
 ])
 def test_chosen_by_type_name_and_content(kind, content, names, expected) -> None:
     assert choose(kind, content, names, ALL) == expected

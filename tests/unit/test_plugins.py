@@ -11,9 +11,9 @@ from plugins.manager import DEFAULT_PLUGINS, collect, plugin_manager
 
 def test_built_ins_are_registered() -> None:
     registry = collect(plugin_manager(load_entry_points=False))
-    assert registry.names() == ["chat", "code", "email", "markdown", "token-window"]
+    assert registry.names() == ["chat", "code", "email", "markdown", "rst", "token-window"]
     assert [p.name for p in registry.privacy_policies] == ["allow-all"]
-    assert len(DEFAULT_PLUGINS) == 6
+    assert len(DEFAULT_PLUGINS) == 7
 
 
 def test_a_third_party_chunker_registers_through_the_same_hook() -> None:

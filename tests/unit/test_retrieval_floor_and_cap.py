@@ -29,15 +29,15 @@ def with_config(w, **config):
     return replace(retrieve, config=replace(retrieve.config, **config))
 
 
-def test_one_passage_per_document_by_default_and_several_on_request(aworld) -> None:
+def test_three_passages_per_document_by_default_one_or_more_on_request(aworld) -> None:
     doc = ingest(aworld, IngestRequest("doc", "drive", ZEBRAS, source_id="z")).artifact
     for i in range(3):
         ingest(aworld, IngestRequest("note", "manual", f"a zebra note {i}"))
     retrieve = with_config(aworld)
-    default = HybridSearch(retrieve, aworld.artifacts)(SearchRequest("zebra herd grazes", limit=10)).hits
-    assert [h.fields["artifact_id"] for h in default].count(doc.id) == 1
-    three = HybridSearch(retrieve, aworld.artifacts)(SearchRequest("zebra herd grazes", limit=10, per_artifact=3)).hits
-    assert [h.fields["artifact_id"] for h in three].count(doc.id) == 3
+    one = HybridSearch(retrieve, aworld.artifacts)(SearchRequest("zebra herd grazes", limit=10, per_artifact=1)).hits
+    assert [h.fields["artifact_id"] for h in one].count(doc.id) == 1
+    three = HybridSearch(retrieve, aworld.artifacts)(SearchRequest("zebra herd grazes", limit=10)).hits
+    assert [h.fields["artifact_id"] for h in three].count(doc.id) == 3  # the default
     assert len({h.id for h in three}) == len(three)  # distinct chunks, best first
     configured = HybridSearch(with_config(aworld, per_artifact=2), aworld.artifacts)(
         SearchRequest("zebra herd grazes", limit=10)).hits
@@ -66,3 +66,13 @@ def test_vector_only_hits_below_the_floor_are_left_out_and_word_evidence_is_kept
     kept = floored(SearchMemoriesRequest("peanut allergy", 10))
     assert [h.content for h in kept] == ["peanut allergy: carries an epinephrine pen"]  # found by its words
     assert "lexical" in kept[0].fields["signals"]
+
+
+def test_a_shared_word_holds_against_the_floor_even_where_bm25_gives_it_no_weight(world) -> None:
+    """One memory in the store: its every word is in all records (BM25 weight ~0), yet it shares them."""
+    StoreMemory(world.embedder, world.store, world.split, world.tokenizer)(
+        StoreMemoryRequest("the flamingo deployment pipeline", "fact", 1.0))
+    floored = SearchMemories(with_config(world, min_similarity=0.99))
+    assert [h.content for h in floored(SearchMemoriesRequest("flamingo pipeline", 5))] == [
+        "the flamingo deployment pipeline"]
+    assert floored(SearchMemoriesRequest("zebra", 5)) == []
