@@ -61,7 +61,8 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
             points: dict[str, frozenset[str]] = {}
             if kept.is_file():
                 points = {i: frozenset(t) for i, t in json.loads(kept.read_text(encoding="utf-8")).items()}
-            for content, turns in ([] if points else facts):
+            fresh = not points
+            for content, turns in (facts if fresh else []):
                 started = time.perf_counter()
                 memory = await call(client, "memory_store", content=content, type="fact", confidence=1.0,
                                     conversation_id=conv.conversation_id)
@@ -70,7 +71,7 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
             kept.write_text(json.dumps({i: sorted(t) for i, t in points.items()}), encoding="utf-8")
             stored += len(facts)
             with_fact = frozenset().union(*points.values()) if points else frozenset()
-            say(f"{conv.sample_id}: stored {len(facts)} facts")
+            say(f"{conv.sample_id}: {len(facts)} facts" + (" stored" if fresh else " (stored before)"))
             for question in conv.questions:
                 evidence_total += len(question.evidence)
                 covered += len(set(question.evidence) & with_fact)

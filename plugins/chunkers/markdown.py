@@ -52,7 +52,7 @@ class MarkdownChunker(StructureChunker):
 
     def cut(self, text: str, spec: ChunkSpec, starts: list[int]) -> list[Chunk]:
         chunks: list[Chunk] = []
-        for blocks, metadata in sections(parse_blocks(text)):
+        for blocks, metadata in sections(self.blocks(text)):
             for start, end, kind in pack(text, blocks, starts, spec):
                 piece = text[start:end]
                 count = bisect_left(starts, end) - bisect_left(starts, start)
@@ -62,6 +62,10 @@ class MarkdownChunker(StructureChunker):
                 chunks.append(Chunk(index=len(chunks), start_char=start, end_char=end, content=piece,
                                     token_count=max(1, count), content_hash=content_hash(piece), metadata=meta))
         return chunks
+
+    def blocks(self, text: str) -> list["Block"]:
+        """The text's leaf blocks, tiling it (a subclass reads another markup: plugins/chunkers/rst.py)."""
+        return parse_blocks(text)
 
 
 @dataclass(frozen=True, slots=True)

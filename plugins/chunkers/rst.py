@@ -20,15 +20,11 @@ One pass over the lines; the text is tokenized once, so the cost is linear in it
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Callable
 
 from domain.chunker_choice import rst_title_at
-from domain.chunking import content_hash
-from domain.model import Chunk, ChunkSpec
 from domain.ports import Chunker
-from plugins.chunkers.base import StructureChunker
-from plugins.chunkers.markdown import Block, pack, sections
+from plugins.chunkers.markdown import Block, MarkdownChunker
 from plugins.hookspecs import hookimpl
 
 _GRID_TABLE = re.compile(r"[ \t]*\+[-=+]{2,}\+[ \t]*")
@@ -39,22 +35,12 @@ CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "doctest", "tes
                              "literalinclude", "productionlist", "highlight", "parsed-literal"})
 
 
-class RstChunker(StructureChunker):
+class RstChunker(MarkdownChunker):
     name = "rst"
     version = "1"
 
-    def cut(self, text: str, spec: ChunkSpec, starts: list[int]) -> list[Chunk]:
-        chunks: list[Chunk] = []
-        for blocks, metadata in sections(rst_blocks(text)):
-            for start, end, kind in pack(text, blocks, starts, spec):
-                piece = text[start:end]
-                count = bisect_left(starts, end) - bisect_left(starts, start)
-                meta = {**metadata, "heading_path": list(metadata["heading_path"])}
-                if kind is not None:
-                    meta["kind"] = kind
-                chunks.append(Chunk(index=len(chunks), start_char=start, end_char=end, content=piece,
-                                    token_count=max(1, count), content_hash=content_hash(piece), metadata=meta))
-        return chunks
+    def blocks(self, text: str) -> list[Block]:
+        return rst_blocks(text)
 
 
 def _indent(line: str) -> int:
