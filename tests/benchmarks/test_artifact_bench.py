@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import random
 import statistics
 import time
@@ -151,8 +153,10 @@ def test_hybrid_search_latency(benchmark, report, tmp_path: Path, total: int) ->
     fixed = FixedQuery(rt.app.adapters.embedder(), queries[1])
     excluded_uc = HybridSearch(Retriever(fixed, uc.retrieve.ranker, uc.retrieve.config), uc.artifacts)
     excluded = measure(_Plain(), lambda: excluded_uc(SearchRequest(queries[1], limit=10)), rounds)
-    hits = excluded_uc(SearchRequest(queries[1], limit=10)).hits
+    hits = excluded_uc(SearchRequest(queries[1], limit=10, per_artifact=1)).hits
     assert len(hits) == 10 and len({h.fields["artifact_id"] for h in hits}) == 10
+    capped = excluded_uc(SearchRequest(queries[1], limit=10)).hits  # the default: up to 3 passages a document
+    assert len(capped) == 10 and max(Counter(h.fields["artifact_id"] for h in capped).values()) <= 3
     report(chunks=total, included=percentiles(included), excluded=percentiles(excluded), target_p95_excluded_ms=50)
     rt.shutdown()
 
