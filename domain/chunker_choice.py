@@ -47,7 +47,7 @@ def _wanted(artifact_type: str, content: str, names: tuple[str | None, ...]) -> 
         return "markdown"
     lines = head.splitlines()
     if sum(1 for i in range(len(lines)) if rst_title_at(lines, i) is not None) >= 2:
-        return "rst"
+        return "markdown" if _FENCE.search(head) else "rst"  # underlined titles and fences: Markdown
     lines = [line for line in head.splitlines() if line.strip()]
     if lines and len(_CODE_LINE.findall(head)) >= max(2, len(lines) // 10):
         return "code"

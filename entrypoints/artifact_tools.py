@@ -67,7 +67,7 @@ def register_artifact_tools(runtime: Runtime, tool: Register, run_tool: RunTool,
         return run_tool(runtime, "artifact_ingest", act)
 
     @tool("Search artifacts at passage level by meaning and by words (fused); the best passages, up to "
-          "per_artifact per document (default one: its best chunk).", read_only)
+          "per_artifact per document (default 3; 1: each document's best chunk).", read_only)
     def artifact_search(
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-50")] = 5,

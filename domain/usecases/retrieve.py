@@ -62,7 +62,12 @@ class Retriever:
             self.catch_up()
         context = context or RequestContext()
         fused: list[Hit] = []
+        depths: dict[str, int] = {}
+        owners = 0  # distinct artifacts and records found (before the cap), to see a round add nothing
         for fetch in fetch_rounds(limit):
+            if depths and all(max(fetch, self.config.top_k(s)) == d for s, d in depths.items()):
+                continue  # this round would fetch exactly what the last one did
+            depths = {s: max(fetch, self.config.top_k(s)) for s in weights}
             more = False
             ranked: dict[str, list[Hit]] = {}
             worded: set[str] = set()
@@ -71,8 +76,10 @@ class Retriever:
                 found: list[Hit] = []
                 for collection, where in wheres.items():
                     got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
-                    if signal == "lexical":
-                        worded |= {h.id for h in got}  # shares a content word: not held to the floor
+                    if signal == "lexical" and not any(h.score >= MIN_LEXICAL_EVIDENCE for h in got):
+                        # BM25 cannot tell these records apart (a store of one or two): sharing a
+                        # content word with the query is then the evidence, not held to the floor.
+                        worded |= {h.id for h in got}
                     if signal == "lexical" and vectors:  # no rank (BM25 gives these words no weight)
                         got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
                     if signal in VECTOR_SIGNALS and got and got[-1].score < self.config.min_similarity:
@@ -83,9 +90,12 @@ class Retriever:
                 # BM25 scores compare across them, where "first of its collection" would not.
                 ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
             floor = below_floor(ranked, self.config.min_similarity) - worded
-            fused = best_per_artifact([h for h in fuse_signals(ranked, weights, chosen.k) if h.id not in floor], cap)
-            if len(fused) >= limit or not more:
-                break
+            kept = [h for h in fuse_signals(ranked, weights, chosen.k) if h.id not in floor]
+            fused = best_per_artifact(kept, cap)
+            distinct = len({h.fields.get("artifact_id") or h.id for h in kept})
+            if len(fused) >= limit or not more or distinct == owners:
+                break  # enough, nothing deeper, or deeper only gave more passages of capped documents
+            owners = distinct
         return fused[:limit]
 
 

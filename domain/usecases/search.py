@@ -65,8 +65,7 @@ class HybridSearch:
         per_artifact = None if request.per_artifact is None else require_int("per_artifact", request.per_artifact, 1, 10)
         top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context, per_artifact),
                       query)
-        return SearchOutcome([expand_hit(self.artifacts, h) for h in top] if expand else top,
-                             [SHOWN[c] for c in wheres])
+        return SearchOutcome(expanded(self.artifacts, top) if expand else top, [SHOWN[c] for c in wheres])
 
 
 def focused(hits: list[Hit], query: str) -> list[Hit]:
@@ -82,6 +81,21 @@ def focused(hits: list[Hit], query: str) -> list[Hit]:
         later = chunk and int(hit.fields.get("chunk_index", 0)) > 0
         shown = snippet(hit.content, words, open_start=later, open_end=chunk)
         kept.append(Hit(hit.id, hit.type, hit.score, hit.content, {**hit.fields, "snippet": shown}))
+    return kept
+
+
+def expanded(artifacts: ArtifactStore, hits: list[Hit]) -> list[Hit]:
+    """Each hit with its neighbours; a chunk next to a better hit of its document is left out, as
+    that hit's window already shows it (several passages per document: each text once)."""
+    shown: set[tuple[str, int]] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        if hit.type == "chunk":
+            key = (str(hit.fields["artifact_id"]), int(hit.fields["chunk_index"]))
+            if key in shown:
+                continue
+            shown |= {(key[0], key[1] + step) for step in (-1, 0, 1)}
+        kept.append(expand_hit(artifacts, hit))
     return kept
 
 
@@ -120,7 +134,7 @@ def outside(neighbour: ArtifactChunk, target: ArtifactChunk) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ArtifactSearch:
-    """Passage-level search over whole artifacts and chunks, one result per artifact (best chunk wins)."""
+    """Passage-level search over whole artifacts and chunks, up to ``per_artifact`` results per artifact."""
 
     retrieve: Retriever
     artifacts: ArtifactStore
@@ -135,7 +149,7 @@ class ArtifactSearch:
         expand = check_flag("expand_neighbors", expand_neighbors)
         wheres = {c: parsed.where(c) or {} for c in (WHOLE, CHUNKS)}
         top = focused(self.retrieve(text, wheres, count, mode, profile, context, cap), text)
-        return [expand_hit(self.artifacts, h) for h in top] if expand else top
+        return expanded(self.artifacts, top) if expand else top
 
 
 @dataclass(frozen=True, slots=True)

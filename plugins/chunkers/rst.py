@@ -10,7 +10,7 @@ see (a ``~~~~`` underline even opens a Markdown code fence). Here:
 - Blocks are runs of non-blank lines, each owning the blank lines after it, so they tile the text.
 - Literal text is code and never cut: the indented lines after a paragraph ending in ``::``, and
   the body of a code directive (``code-block``, ``doctest``...). Other directives' bodies (a
-  function's description, a note) are prose. Grid and simple tables are tables, never cut.
+  function's description, a note, even though its line ends in ``::``) are prose. Grid and simple tables are tables, never cut.
 - Sections, packing, overlap and metadata (``heading_path``, ``section_anchor``) are the markdown
   chunker's, so a reST chunk carries the titles of the sections it sits in.
 
@@ -32,12 +32,13 @@ _SIMPLE_TABLE = re.compile(r"[ \t]*=+( +=+)+[ \t]*")
 _ROLE = re.compile(r":[\w:.-]+:`([^`<]*?)\s*(?:<[^>]*>)?`")  # :mod:`json` -> json
 _DIRECTIVE = re.compile(r"[ \t]*\.\.[ \t]+([\w:-]+)::")
 CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "doctest", "testcode", "testoutput",
-                             "literalinclude", "productionlist", "highlight", "parsed-literal"})
+                             "literalinclude", "productionlist", "highlight", "parsed-literal", "testsetup",
+                             "testcleanup"})
 
 
 class RstChunker(MarkdownChunker):
     name = "rst"
-    version = "1"
+    version = "2"
 
     def blocks(self, text: str) -> list[Block]:
         return rst_blocks(text)
@@ -99,11 +100,14 @@ def rst_blocks(text: str) -> list[Block]:
         while end + 1 < len(bare) and bare[end + 1].strip():
             end += 1
         directive = _DIRECTIVE.match(line)
-        if (directive and directive.group(1).lower() in CODE_DIRECTIVES) or bare[end].rstrip().endswith("::"):
+        literal = not line.lstrip().startswith("..") and bare[end].rstrip().endswith("::")  # "Example::"
+        if (directive and directive.group(1).lower() in CODE_DIRECTIVES) or literal:
             literal_after = _indent(line)
         i = end + 1
-    if not heads or heads[0][0] != 0:
-        heads.insert(0, (0, "text", 0, ""))
+    if not heads:
+        heads.append((0, "text", 0, ""))
+    elif heads[0][0] != 0:  # leading blank lines belong to the first block, not to a block of their own
+        heads[0] = (0, *heads[0][1:])
     ends = [offsets[first] for first, *_ in heads[1:]] + [len(text)]
     return [Block(offsets[first], end, kind, level, title)
             for (first, kind, level, title), end in zip(heads, ends)]

@@ -117,3 +117,11 @@ def test_python_library_documentation() -> None:
                    for c in chunks), path
         titled += all(c.metadata["heading_path"] for c in chunks[1:])
     assert titled > len(files) * 0.9  # past the first chunk, every chunk knows its section
+
+
+def test_a_note_is_prose_even_though_its_line_ends_in_two_colons_and_leading_blanks_are_no_block() -> None:
+    text = "\n\nTitle\n=====\n\n.. note::\n\n   Counters were designed for positive counts.\n\nAfter.\n"
+    blocks = rst_blocks(text)
+    assert blocks[0].start == 0 and blocks[0].kind == "heading"
+    assert [b.kind for b in blocks] == ["heading", "text", "text", "text"]
+    assert all(c.metadata.get("kind") != "code" for c in run(text, target=5))

@@ -76,3 +76,27 @@ def test_a_shared_word_holds_against_the_floor_even_where_bm25_gives_it_no_weigh
     assert [h.content for h in floored(SearchMemoriesRequest("flamingo pipeline", 5))] == [
         "the flamingo deployment pipeline"]
     assert floored(SearchMemoriesRequest("zebra", 5)) == []
+
+
+def test_one_long_document_is_not_searched_to_the_bottom_for_a_limit_it_cannot_fill(aworld, monkeypatch) -> None:
+    """Three passages per document and one document: deeper rounds add no document, so they stop."""
+    ingest(aworld, IngestRequest("doc", "drive", ZEBRAS * 25, source_id="z"))  # ~600 chunks
+    retrieve = with_config(aworld, min_similarity=-1.0)
+    depths: list[int] = []
+    original = type(retrieve.ranker).rank
+
+    def rank(self, collection, vector, fetch, *args, **kwargs):
+        depths.append(fetch)
+        return original(self, collection, vector, fetch, *args, **kwargs)
+
+    monkeypatch.setattr(type(retrieve.ranker), "rank", rank)
+    hits = HybridSearch(retrieve, aworld.artifacts)(SearchRequest("zebra herd grazes", limit=10)).hits
+    assert len(hits) == 3 and max(depths) < 10_000, depths
+
+
+def test_expanded_passages_of_one_document_show_each_text_once(aworld) -> None:
+    doc = ingest(aworld, IngestRequest("doc", "drive", ZEBRAS, source_id="z")).artifact
+    hits = HybridSearch(with_config(aworld), aworld.artifacts)(
+        SearchRequest("zebra herd grazes", limit=10, expand_neighbors=True)).hits
+    mine = sorted(int(h.fields["chunk_index"]) for h in hits if h.fields.get("artifact_id") == doc.id)
+    assert mine and all(b - a > 1 for a, b in zip(mine, mine[1:])), mine  # no hit inside another's window
