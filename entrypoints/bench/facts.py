@@ -57,6 +57,9 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
     for conv in conversations:
         facts = facts_of(conv)
         kept = data_dir / conv.sample_id / "bench-facts.json"  # a kept store: its facts are in already
+        if not kept.is_file() and (data_dir / conv.sample_id / "memtrove.sqlite3").exists():
+            raise RuntimeError(f"{data_dir / conv.sample_id} holds a store whose facts were not all stored "
+                               "(an interrupted run): remove it and run again")
         async with server(data_dir / conv.sample_id) as client:
             points: dict[str, frozenset[str]] = {}
             if kept.is_file():
