@@ -18,6 +18,11 @@ from domain.validation import require_int, require_text, require_unit_float
 BOUNDARY = "[CHUNK BOUNDARY]"
 
 
+def check_cap(per_artifact: object) -> int | None:
+    """Results one document may take: 1-10, or None for the configured default."""
+    return None if per_artifact is None else require_int("per_artifact", per_artifact, 1, 10)
+
+
 def check_flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise ValidationError(name, f"{name} must be true or false")
@@ -62,9 +67,8 @@ class HybridSearch:
             collections.append("history")
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
-        per_artifact = None if request.per_artifact is None else require_int("per_artifact", request.per_artifact, 1, 10)
-        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context, per_artifact),
-                      query)
+        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context,
+                                    check_cap(request.per_artifact)), query)
         return SearchOutcome(expanded(self.artifacts, top) if expand else top, [SHOWN[c] for c in wheres])
 
 
@@ -144,11 +148,10 @@ class ArtifactSearch:
                  per_artifact: object = None, **filters: object) -> list[Hit]:
         text = require_text("query", query, 500, label="Query")
         count = require_int("limit", limit, 1, 50)
-        cap = None if per_artifact is None else require_int("per_artifact", per_artifact, 1, 10)
         parsed = parse_filters(None, **filters)
         expand = check_flag("expand_neighbors", expand_neighbors)
         wheres = {c: parsed.where(c) or {} for c in (WHOLE, CHUNKS)}
-        top = focused(self.retrieve(text, wheres, count, mode, profile, context, cap), text)
+        top = focused(self.retrieve(text, wheres, count, mode, profile, context, check_cap(per_artifact)), text)
         return expanded(self.artifacts, top) if expand else top
 
 

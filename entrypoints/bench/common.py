@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,20 @@ def store_dir(keep: Path | None, prefix: str) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         yield Path(tmp)
+
+
+def run_and_report(run: Callable[[dict[str, dict[str, Any]], Path, Callable[[str], None]], Awaitable[dict[str, Any]]],
+                   table: Callable[[dict[str, Any]], str], configs: dict[str, dict[str, Any]], chosen: Sequence[str],
+                   store: Path | None, prefix: str, out: Path | None) -> int:
+    """A benchmark's command: the chosen configurations (all when none) run on a kept or temporary
+    store, progress on stderr, the table printed and the JSON report written."""
+    import anyio
+
+    picked = {name: configs[name] for name in (chosen or configs)}
+    with store_dir(store, prefix) as data_dir:
+        report = anyio.run(lambda: run(picked, data_dir, lambda m: print(m, file=sys.stderr, flush=True)))
+    write_report(report, table(report), out)
+    return 0
 
 
 def write_report(report: dict[str, Any], text: str, out: Path | None) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from entrypoints.bench.common import (
-    BASELINES, Scores, call, latency, recall_table, result_ids, server, store_dir, write_report,
+    BASELINES, Scores, call, latency, recall_table, result_ids, run_and_report, server,
 )
 from entrypoints.bench.turns import EVIDENCE, Conversation, load
 
@@ -109,15 +109,9 @@ def table(report: dict[str, Any]) -> str:
 
 def main(data: Path, out: Path | None, only: Sequence[str], configs: Sequence[str],
          store: Path | None = None) -> int:
-    import anyio
-
     conversations = load(data, only)
     if not conversations:
         print(f"memtrove bench: no conversation files in {data}", file=sys.stderr)
         return 2
-    chosen = {name: CONFIGS[name] for name in (configs or CONFIGS)}
-    with store_dir(store, "memtrove-facts-") as tmp:
-        report = anyio.run(lambda: run(conversations, chosen, Path(tmp),
-                                       log=lambda m: print(m, file=sys.stderr, flush=True)))
-    write_report(report, table(report), out)
-    return 0
+    return run_and_report(lambda chosen, data_dir, log: run(conversations, chosen, data_dir, log=log), table,
+                          CONFIGS, configs, store, "memtrove-facts-", out)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from entrypoints.bench.common import BASELINES, call, latency, mean, server, store_dir, write_report
+from entrypoints.bench.common import BASELINES, call, latency, mean, run_and_report, server
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "benchdata" / "python_docs_questions.json"
 DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")
@@ -174,8 +174,6 @@ def table(report: dict[str, Any]) -> str:
 
 def main(questions_file: Path, docs: Path, split: str, out: Path | None, configs: Sequence[str],
          limit_docs: int | None = None, store: Path | None = None) -> int:
-    import anyio
-
     if not questions_file.is_file() or not docs.is_dir():
         print(f"memtrove bench passages: need {questions_file} and the documents in {docs} "
               "(Debian: apt-get install python3-doc)", file=sys.stderr)
@@ -184,9 +182,5 @@ def main(questions_file: Path, docs: Path, split: str, out: Path | None, configs
     if limit_docs:  # a quick run: the questions' documents first, then others up to the limit
         keep = list(dict.fromkeys([q.doc for q in questions] + corpus))[:limit_docs]
         corpus, questions = keep, [q for q in questions if q.doc in keep]
-    chosen = {name: CONFIGS[name] for name in (configs or CONFIGS)}
-    with store_dir(store, "memtrove-passages-") as tmp:
-        report = anyio.run(lambda: run(corpus, questions, docs, chosen, Path(tmp),
-                                       log=lambda m: print(m, file=sys.stderr, flush=True)))
-    write_report(report, table(report), out)
-    return 0
+    return run_and_report(lambda chosen, data_dir, log: run(corpus, questions, docs, chosen, data_dir, log=log),
+                          table, CONFIGS, configs, store, "memtrove-passages-", out)
