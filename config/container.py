@@ -11,17 +11,17 @@ from config.faults import crash_checkpoint
 from config.settings import Settings
 from domain.pieces import PieceSplitter
 from domain.validation import require_choice
-from domain.usecases.health import EmbeddingHealth
-from domain.usecases.history import AppendTurn, GetHistory
-from domain.usecases.artifacts import DeleteArtifact, GetArtifact
-from domain.usecases.ingest import IngestArtifact
-from domain.usecases.resume import ResumeIngests
-from domain.usecases.maintenance import CheckProfile
-from domain.usecases.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
-from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory
-from domain.usecases.ranking import Ranker
-from domain.usecases.retrieve import Retriever
-from domain.usecases.search import ArtifactSearch, HybridSearch, SearchMemories
+from domain.upkeep.health import EmbeddingHealth
+from domain.history.usecases import AppendTurn, GetHistory
+from domain.artifacts.usecases import DeleteArtifact, GetArtifact
+from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.resume import ResumeIngests
+from domain.upkeep.maintenance import CheckProfile
+from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
+from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory
+from domain.search.ranking import Ranker
+from domain.search.retrieve import Retriever
+from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
 from plugins.manager import collect, plugin_manager
 
 
@@ -45,7 +45,7 @@ def _sql_store(engine: object) -> object:
 def _reembed(target_embedder: object, settings: Settings, active: object, store: object, chunker: object,
              tokenizer: object) -> object:
     """Re-embedding into the profile of another embedder kind, into that profile's own collections."""
-    from domain.usecases.reembed import Reembed
+    from domain.upkeep.reembed import Reembed
 
     kind = require_choice("target_embedder", target_embedder, ("local", "openai", "openai-compatible"))
     target = OnnxMiniLMEmbedder() if kind == "local" else _openai_embedder(settings, kind)

@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.errors import ConfigurationError
 from domain.model import ChunkSpec, EmbeddingProfile
-from domain.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, RetrievalConfig, Weights
+from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, RetrievalConfig, Weights
 
 # Chunk sizes belong to the embedding profile: (single piece max, target, overlap) in cl100k tokens.
 # The relevance floor per embedder: cosine similarities spread differently per model. MiniLM:

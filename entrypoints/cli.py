@@ -1,5 +1,6 @@
 """The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove doctor
-[--rebuild-vectors]``, ``memtrove bench locomo|facts|passages``.
+[--rebuild-vectors]``.
+Benchmarks are another command, ``memtrove-bench`` (bench/cli.py).
 
 ``memtrove serve`` over stdio is, by default (MEMTROVE_SHARED), a bridge to the one server that owns
 the data dir (entrypoints/bridge.py), started on demand as the hidden ``memtrove serve --owner``
@@ -19,12 +20,6 @@ from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
 
-BASELINE_CONFIGS = ("BM25 alone", "vectors alone", "plain RRF")
-BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS),
-                 "facts": ("memtrove hybrid", "profile default", *BASELINE_CONFIGS),
-                 "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}
-
-
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="memtrove", description="memtrove: a memory server for AI agents (MCP).")
     commands = root.add_subparsers(dest="command", required=True)
@@ -37,48 +32,7 @@ def parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check that the vector index holds what the store holds")
     doctor.add_argument("--rebuild-vectors", action="store_true",
                         help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
-    bench = commands.add_parser("bench", help="run a benchmark against a fresh server over MCP stdio")
-    suites = bench.add_subparsers(dest="suite", required=True)
-    turns = suites.add_parser("locomo", help="LoCoMo conversation turns: recall@k of hybrid_search over history")
-    facts = suites.add_parser("facts", help="LoCoMo observations as memories: recall@k of memory_search")
-    for suite, default_out in ((turns, "locomo-results.json"), (facts, "facts-results.json")):
-        suite.add_argument("--data", type=Path, default=Path("../shared/locomo"),
-                           help="folder of LoCoMo conversation JSON files (default ../shared/locomo)")
-        suite.add_argument("--conversation", action="append", default=[], metavar="ID",
-                           help="only this conversation (file stem, e.g. conv-26); repeatable")
-        suite.add_argument("--out", type=Path, default=Path(default_out), help="where to write the JSON report")
-    passages = suites.add_parser("passages", help="paraphrased questions over Python's library docs: "
-                                                  "hit@k and MRR of hybrid_search")
-    passages.add_argument("--questions", type=Path, default=None,
-                          help="question set JSON (default: the one shipped with memtrove)")
-    passages.add_argument("--docs", type=Path, default=Path("/usr/share/doc/python3.11/html/_sources/library"),
-                          help="folder of the corpus documents (Debian's python3-doc)")
-    passages.add_argument("--split", choices=("dev", "test", "all"), default="all", help="which questions")
-    passages.add_argument("--max-docs", type=int, default=None, help="a quick run on this many documents")
-    passages.add_argument("--out", type=Path, default=Path("passages-results.json"),
-                          help="where to write the JSON report")
-    for name, suite in (("locomo", turns), ("facts", facts), ("passages", passages)):
-        suite.add_argument("--store", type=Path, default=None, metavar="DIR",
-                           help="keep the stored data here (a second run finds it stored and only searches); "
-                                "default: a temporary folder")
-        suite.add_argument("--config", action="append", default=[], choices=sorted(BENCH_CONFIGS[name]),
-                           help="only this search configuration; repeatable (default: all, baselines included)")
     return root
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    if args.suite == "passages":
-        from entrypoints.bench import passages
-
-        return passages.main(args.questions or passages.QUESTIONS, args.docs, args.split, args.out, args.config,
-                             args.max_docs, args.store)
-    if args.suite == "facts":
-        from entrypoints.bench import facts
-
-        return facts.main(args.data, args.out, args.conversation, args.config, args.store)
-    from entrypoints.bench import turns
-
-    return turns.main(args.data, args.out, args.conversation, args.config, args.store)
 
 
 def memtrove_command() -> list[str]:
@@ -96,8 +50,6 @@ def main(argv: list[str] | None = None) -> int:
             from entrypoints.doctor import run_doctor
 
             return run_doctor(settings, args.rebuild_vectors)
-        if args.command == "bench":
-            return run_bench(args)
         if args.command == "serve":
             transport = args.transport or settings.memtrove_transport
             if args.owner:
@@ -121,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def serve(settings: Settings, transport: str, host: str, port: int) -> int:
     """Serve in this process: stdio when not shared, or HTTP (which owns the data dir as a shared server does)."""
-    from entrypoints.mcp_server import build_server
+    from entrypoints.mcp.server import build_server
     from entrypoints.runtime import Runtime
     from entrypoints.shared import data_dir_of, holding, uses_data_dir
 

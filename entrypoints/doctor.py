@@ -6,7 +6,7 @@ import contextlib
 import time
 
 from config.settings import Settings
-from domain.usecases.vector_sync import COLLECTIONS
+from domain.upkeep.vector_sync import COLLECTIONS
 from entrypoints.runtime import Runtime
 from entrypoints.shared import data_dir_of, holding, uses_data_dir
 

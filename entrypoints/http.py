@@ -17,8 +17,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config.settings import Settings, is_loopback
 from domain.errors import MemtroveError
-from domain.usecases.artifact_input import MAX_CONTENT
-from entrypoints.mcp_server import VERSION
+from domain.artifacts.input import MAX_CONTENT
+from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
 
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]

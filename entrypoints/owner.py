@@ -36,7 +36,7 @@ LOG_ROTATE_BYTES = 10 << 20  # server.log moves to server.log.1 past this, at th
 
 
 def run_owner(settings: Settings) -> int:
-    from entrypoints.mcp_server import build_server
+    from entrypoints.mcp.server import build_server
     from entrypoints.runtime import Runtime
 
     data_dir = data_dir_of(settings)

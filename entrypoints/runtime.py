@@ -16,8 +16,8 @@ from config.container import Application
 from config.settings import Settings
 from domain.errors import ConfigurationError, MemtroveError
 from domain.model import IngestJob
-from domain.usecases.resume import ResumeIngests
-from domain.usecases.vector_sync import SyncVectors
+from domain.artifacts.resume import ResumeIngests
+from domain.upkeep.vector_sync import SyncVectors
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work

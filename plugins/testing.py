@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from domain.chunk_checks import chunk_problem
 from domain.model import ChunkSpec
 from domain.ports import Chunker, Tokenizer
-from domain.usecases.artifacts import reconstruct
+from domain.artifacts.usecases import reconstruct
 
 SPECS = [ChunkSpec(target_tokens=64, overlap_tokens=8, single_piece_max_tokens=64),
          ChunkSpec(target_tokens=200, overlap_tokens=32, single_piece_max_tokens=200)]

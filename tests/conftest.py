@@ -70,9 +70,9 @@ def searcher(w: FakeWorld, policies: list | None = None):
 
     Like the server's, it brings the vector index up to date with the store before it searches.
     """
-    from domain.retrieval import RetrievalConfig
-    from domain.usecases.ranking import Ranker
-    from domain.usecases.retrieve import Retriever
+    from domain.search.retrieval import RetrievalConfig
+    from domain.search.ranking import Ranker
+    from domain.search.retrieve import Retriever
 
     ranker = Ranker(w.vectors, w.store, w.store, w.store, w.policies if policies is None else policies)
     return Retriever(w.embedder, ranker, RetrievalConfig(), catch_up=syncer(w).catch_up)
@@ -80,7 +80,7 @@ def searcher(w: FakeWorld, policies: list | None = None):
 
 def syncer(w: FakeWorld):
     """The world's vector worker: moves what the store committed into the vector index."""
-    from domain.usecases.vector_sync import SyncVectors
+    from domain.upkeep.vector_sync import SyncVectors
 
     return SyncVectors(w.store, w.vectors)
 

@@ -17,9 +17,9 @@ from config.settings import Settings
 from domain.chunking import content_hash
 from domain.ids import chunk_id, piece_id
 from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, IngestJob, VectorRecord
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.retrieve import Retriever
-from domain.usecases.search import HybridSearch, SearchRequest
+from domain.artifacts.input import IngestRequest
+from domain.search.retrieve import Retriever
+from domain.search.usecases import HybridSearch, SearchRequest
 from entrypoints.runtime import Runtime
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.benchmarks.conftest import measure, percentiles, size

@@ -1,4 +1,4 @@
-"""Facts and passages through MCP stdio (memtrove bench facts / passages), with their baselines in the same run.
+"""Facts and passages through MCP stdio (memtrove-bench facts / passages), with their baselines in the same run.
 
 Full size (./scripts/bench): all five LoCoMo conversations' observations as memories, and the
 whole Python-docs question set (90 documents, 100 questions), asserting issue 10's targets: facts
@@ -15,8 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from entrypoints.bench import facts, passages
-from entrypoints.bench.turns import load
+from bench import facts, passages
+from bench.turns import load
 from tests.benchmarks.conftest import FULL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,10 +19,10 @@ import anyio
 import pytest
 
 from config.settings import Settings
-from domain.retrieval import PROFILES
-from domain.usecases.history import AppendTurnRequest
-from domain.usecases.search import SearchRequest
-from entrypoints.bench.turns import CONFIGS, load_conversation, run, table
+from domain.search.retrieval import PROFILES
+from domain.history.usecases import AppendTurnRequest
+from domain.search.usecases import SearchRequest
+from bench.turns import CONFIGS, load_conversation, run, table
 from entrypoints.runtime import Runtime
 from tests.benchmarks.conftest import FULL, percentiles
 

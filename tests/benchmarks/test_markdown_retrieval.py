@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from config.settings import Settings
-from domain.usecases.artifact_input import IngestRequest
+from domain.artifacts.input import IngestRequest
 from entrypoints.runtime import Runtime
 from tests.benchmarks.conftest import FULL
 

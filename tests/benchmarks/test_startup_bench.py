@@ -39,7 +39,7 @@ import pytest
 from config.settings import Settings
 from domain.chunking import content_hash
 from domain.ids import artifact_id
-from domain.usecases.artifact_input import IngestRequest
+from domain.artifacts.input import IngestRequest
 from entrypoints.runtime import Runtime
 from tests.benchmarks.conftest import assert_timing, measure, percentiles, size
 from tests.support.crash_driver import QuickFakeOpenAIServer, RawStdioServer, ServerDied, document

@@ -42,7 +42,7 @@ from anyio.from_thread import start_blocking_portal
 from adapters.embedders.local import OnnxMiniLMEmbedder
 from config.settings import Settings
 from domain.model import Vector
-from domain.usecases.memories import StoreMemoryRequest
+from domain.memories.usecases import StoreMemoryRequest
 from entrypoints.runtime import Runtime
 from tests.benchmarks.conftest import assert_timing, measure, percentiles, size
 

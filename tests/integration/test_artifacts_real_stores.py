@@ -20,8 +20,8 @@ from config.settings import Settings
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, NotFoundError
 from domain.model import VectorRecord
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.search import SearchRequest
+from domain.artifacts.input import IngestRequest
+from domain.search.usecases import SearchRequest
 from entrypoints.runtime import Runtime
 
 WHOLE, CHUNKS = "artifact", "chunk"

@@ -54,7 +54,7 @@ from typing import Any
 import pytest
 
 from domain.ids import artifact_id, record_of
-from domain.usecases.ingest import EMBED_BATCH
+from domain.artifacts.ingest import EMBED_BATCH
 from tests.support.crash_driver import QuickFakeOpenAIServer, RawStdioServer, ServerDied, document
 from tests.support.store_state import (
     SqlState, StoreSnapshot, chroma_exclusive, clone_database, expire_leases, read_chroma, read_sql, snapshot,
@@ -727,8 +727,8 @@ def test_reads_at_every_checkpoint_of_a_replacement_see_one_complete_version(
     chunk's exact text must return that very chunk of the visible version.
     """
     from config.settings import Settings
-    from domain.usecases.artifact_input import IngestRequest
-    from domain.usecases.search import SearchRequest
+    from domain.artifacts.input import IngestRequest
+    from domain.search.usecases import SearchRequest
     from entrypoints.runtime import Runtime
 
     settings = Settings(memtrove_data_dir=tmp_path / "data", memtrove_embedder="openai-compatible",

@@ -19,7 +19,7 @@ from adapters.memory import HashEmbedder
 from config.settings import Settings
 from domain.chunking import content_hash
 from domain.errors import ValidationError
-from domain.usecases.artifact_input import IngestRequest
+from domain.artifacts.input import IngestRequest
 from entrypoints.runtime import Runtime
 
 pytestmark = pytest.mark.slow

@@ -10,11 +10,11 @@ from dependency_injector import providers
 from adapters.memory import HashEmbedder
 from config.settings import Settings
 from domain.errors import ConfigurationError, ValidationError
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.history import AppendTurnRequest
-from domain.usecases.memories import StoreMemoryRequest
-from domain.usecases.search import SearchMemoriesRequest
-from domain.usecases.search import SearchRequest
+from domain.artifacts.input import IngestRequest
+from domain.history.usecases import AppendTurnRequest
+from domain.memories.usecases import StoreMemoryRequest
+from domain.search.usecases import SearchMemoriesRequest
+from domain.search.usecases import SearchRequest
 from entrypoints.runtime import Runtime
 from tests.support.fake_openai import FakeOpenAIServer
 

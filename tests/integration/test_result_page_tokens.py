@@ -18,7 +18,7 @@ import pytest
 
 from adapters.tokenizers import cl100k_encoding
 from config.settings import Settings
-from entrypoints.mcp_server import build_server
+from entrypoints.mcp.server import build_server
 from entrypoints.runtime import Runtime
 
 DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")

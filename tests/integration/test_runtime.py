@@ -11,9 +11,9 @@ from adapters.memory import HashEmbedder
 from config.settings import Settings
 from domain.errors import ConfigurationError
 from domain.model import VectorRecord
-from domain.usecases.history import AppendTurnRequest
-from domain.usecases.memories import StoreMemoryRequest
-from domain.usecases.search import SearchMemoriesRequest
+from domain.history.usecases import AppendTurnRequest
+from domain.memories.usecases import StoreMemoryRequest
+from domain.search.usecases import SearchMemoriesRequest
 from entrypoints.runtime import Runtime
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import ValidationError
-from domain.usecases.artifact_input import MAX_CONTENT, IngestRequest, utf8_size, validate
+from domain.artifacts.input import MAX_CONTENT, IngestRequest, utf8_size, validate
 
 
 def request(content: str) -> IngestRequest:

@@ -10,11 +10,11 @@ import pytest
 from domain.errors import EmbeddingError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, version_of
 from domain.model import AuditEntry, ChunkSpec, IngestJob, VectorRecord
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.artifacts import DeleteArtifact, GetArtifact, reconstruct
-from domain.usecases.ingest import IngestArtifact
-from domain.usecases.resume import ResumeIngests
-from domain.usecases.search import ArtifactSearch, HybridSearch, SearchRequest
+from domain.artifacts.input import IngestRequest
+from domain.artifacts.usecases import DeleteArtifact, GetArtifact, reconstruct
+from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.resume import ResumeIngests
+from domain.search.usecases import ArtifactSearch, HybridSearch, SearchRequest
 from tests.conftest import Crash, crash_at, catalog, searcher, synced, syncer
 from plugins.chunkers.token_window import TokenWindowChunker
 

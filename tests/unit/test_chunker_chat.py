@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from adapters.tokenizers import TiktokenTokenizer
 from domain.chunk_checks import chunk_problem
 from domain.model import Chunk, ChunkSpec
-from domain.usecases.artifacts import reconstruct
+from domain.artifacts.usecases import reconstruct
 from plugins.chunkers.chat import ChatChunker, memtrove_register_chunkers
 from plugins.testing import ChunkerContract, SimpleTokenizer
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from domain.chunk_checks import chunk_problem
 from domain.errors import ValidationError
 from domain.model import Chunk, ChunkSpec
-from domain.usecases.artifacts import reconstruct
+from domain.artifacts.usecases import reconstruct
 from plugins.chunkers import code
 from plugins.chunkers.code import MODULE, CodeChunker, guess_language, line_pieces, line_starts, python_outline
 from plugins.testing import ChunkerContract, SimpleTokenizer

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from domain.chunk_checks import chunk_problem
 from domain.errors import ValidationError
 from domain.model import Chunk, ChunkSpec
-from domain.usecases.artifacts import reconstruct
+from domain.artifacts.usecases import reconstruct
 from plugins import hookspecs
 from plugins.chunkers import markdown
 from plugins.chunkers.markdown import MarkdownChunker, slug

@@ -8,7 +8,7 @@ import pytest
 
 from domain.chunk_checks import chunk_problem
 from domain.model import Chunk, ChunkSpec
-from domain.usecases.artifacts import reconstruct
+from domain.artifacts.usecases import reconstruct
 from plugins.chunkers.rst import RstChunker, rst_blocks
 from plugins.testing import ChunkerContract, SimpleTokenizer
 

@@ -8,9 +8,9 @@ from domain.chunker_choice import choose
 from domain.chunking import content_hash
 from domain.errors import ValidationError
 from domain.model import Chunk, ChunkSpec
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.artifacts import GetArtifact
-from domain.usecases.ingest import IngestArtifact
+from domain.artifacts.input import IngestRequest
+from domain.artifacts.usecases import GetArtifact
+from domain.artifacts.ingest import IngestArtifact
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import catalog, synced
 

@@ -7,8 +7,8 @@ import pytest
 from domain.errors import StorageError, ValidationError
 from domain.ids import version_of
 from domain.model import VectorRecord
-from domain.usecases.history import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest, GetHistory
-from domain.usecases.search import HybridSearch, SearchRequest
+from domain.history.usecases import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest, GetHistory
+from domain.search.usecases import HybridSearch, SearchRequest
 from tests.conftest import searcher, synced
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from domain.errors import ValidationError
 from domain.ids import ARTIFACT_ID, MEMORY_ID, new_memory_id
-from domain.usecases.artifacts import check_artifact_id
+from domain.artifacts.usecases import check_artifact_id
 from domain.validation import require_id
 
 HEX = "0123456789abcdef" * 2

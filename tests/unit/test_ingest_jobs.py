@@ -10,10 +10,10 @@ from domain.chunking import content_hash
 from domain.errors import EmbeddingError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id
 from domain.model import ChunkSpec
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.artifacts import DeleteArtifact, GetArtifact
-from domain.usecases.ingest import IngestArtifact
-from domain.usecases.search import HybridSearch, SearchRequest
+from domain.artifacts.input import IngestRequest
+from domain.artifacts.usecases import DeleteArtifact, GetArtifact
+from domain.artifacts.ingest import IngestArtifact
+from domain.search.usecases import HybridSearch, SearchRequest
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import Crash, crash_at, catalog, searcher
 
@@ -168,7 +168,7 @@ def test_deleting_an_artifact_with_only_a_job_under_way_stops_that_job(aworld, m
 
 
 def test_a_job_killed_while_its_chunks_are_cut_is_finished_from_the_request_it_kept(aworld) -> None:
-    from domain.usecases.resume import ResumeIngests
+    from domain.artifacts.resume import ResumeIngests
 
     class Killed(BaseException):
         pass

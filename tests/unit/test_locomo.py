@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from entrypoints.bench.common import Scores, recall_at
-from entrypoints.bench.facts import facts_of, session_date
-from entrypoints.bench.passages import PassageScores, Question, WindowBM25, answers
-from entrypoints.bench.turns import load_conversation, table
+from bench.common import Scores, recall_at
+from bench.facts import facts_of, session_date
+from bench.passages import PassageScores, Question, WindowBM25, answers
+from bench.turns import load_conversation, table
 
 
 def write(tmp_path: Path) -> Path:
@@ -93,8 +93,8 @@ def test_the_shipped_passage_questions_pass_their_checker() -> None:
     """Quotes found once in their document and nowhere else, no identifiers in questions, 50/50 splits."""
     import pytest
 
-    from entrypoints.bench.passages import DOCS, QUESTIONS
-    from entrypoints.benchdata import check_questions
+    from bench.passages import DOCS, QUESTIONS
+    from bench.data import check_questions
 
     if not DOCS.is_dir():
         pytest.skip("Debian's python3-doc is not installed (apt-get install python3-doc)")

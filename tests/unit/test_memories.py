@@ -6,8 +6,8 @@ import pytest
 
 from domain.errors import EmbeddingError, NotFoundError, StorageError, ValidationError
 from domain.model import Hit
-from domain.usecases.memories import DeleteMemory, ListMemories, StoreMemory, StoreMemoryRequest
-from domain.usecases.search import SearchMemories, SearchMemoriesRequest
+from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory, StoreMemoryRequest
+from domain.search.usecases import SearchMemories, SearchMemoriesRequest
 from tests.conftest import searcher, synced, syncer
 
 

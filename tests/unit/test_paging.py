@@ -6,8 +6,8 @@ import pytest
 
 from domain.errors import ValidationError
 from domain.paging import encode_cursor
-from domain.usecases.history import AppendTurn, AppendTurnRequest, GetHistory
-from domain.usecases.memories import ListMemories, StoreMemory, StoreMemoryRequest
+from domain.history.usecases import AppendTurn, AppendTurnRequest, GetHistory
+from domain.memories.usecases import ListMemories, StoreMemory, StoreMemoryRequest
 
 
 def test_memory_list_pages_through_everything_once(world) -> None:

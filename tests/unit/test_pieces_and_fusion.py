@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.memory import HashEmbedder, WordTokenizer
-from domain.fusion import best_per_record, weighted_rrf
+from domain.search.fusion import best_per_record, weighted_rrf
 from domain.model import ChunkSpec, VectorMatch
 from domain.pieces import PieceSplitter
 from plugins.chunkers.token_window import TokenWindowChunker
@@ -54,7 +54,7 @@ def test_weighted_rrf_sums_weight_over_k_plus_rank_and_names_the_ranks() -> None
 
 def test_profiles_modes_and_their_errors() -> None:
     from domain.errors import ValidationError
-    from domain.retrieval import RetrievalConfig
+    from domain.search.retrieval import RetrievalConfig
 
     config = RetrievalConfig()
     assert config.signal_weights(None, None)[0] == {"lexical": 0.55, "semantic": 0.3, "contextual": 0.1, "exact": 0.1}

@@ -8,10 +8,10 @@ import pytest
 
 from domain.errors import ValidationError
 from domain.model import ChunkSpec
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.ingest import IngestArtifact
-from domain.usecases.memories import StoreMemory, StoreMemoryRequest
-from domain.usecases.search import ArtifactSearch, HybridSearch, SearchMemories, SearchMemoriesRequest, SearchRequest
+from domain.artifacts.input import IngestRequest
+from domain.artifacts.ingest import IngestArtifact
+from domain.memories.usecases import StoreMemory, StoreMemoryRequest
+from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories, SearchMemoriesRequest, SearchRequest
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import catalog, searcher, synced
 

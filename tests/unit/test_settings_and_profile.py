@@ -8,7 +8,7 @@ from adapters.memory import InMemoryMetadataStore
 from config.settings import Settings, is_loopback, load_settings
 from domain.errors import ConfigurationError
 from domain.model import EmbeddingProfile
-from domain.usecases.maintenance import CheckProfile
+from domain.upkeep.maintenance import CheckProfile
 
 LOCAL = EmbeddingProfile("local", "all-MiniLM-L6-v2", 384, 256)
 OPENAI = EmbeddingProfile("openai", "text-embedding-3-large", 3072, 8191)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from domain.lexical import analyse
-from domain.snippets import ELLIPSIS, root, snippet, span
+from domain.search.lexical import analyse
+from domain.search.snippets import ELLIPSIS, root, snippet, span
 
 WORDS = ["heap", "sorted", "sorting", "list", "insert", "inserting", "allergic", "allergies", "peanuts", "the",
          "a", "of", "Order", "ordering", "café", "naïve", "x1", "snake_case", "queue", "priority"]

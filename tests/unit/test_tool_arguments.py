@@ -8,8 +8,8 @@ import anyio
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from entrypoints import render
-from entrypoints.tooling import lax_tool
+from entrypoints.mcp import render
+from entrypoints.mcp.tooling import lax_tool
 
 calls: list[dict[str, Any]] = []
 

@@ -10,12 +10,12 @@ import pytest
 from domain.errors import StorageError
 from domain.ids import artifact_of, version_of
 from domain.model import ChunkSpec, VectorRecord
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.history import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest
-from domain.usecases.ingest import IngestArtifact
-from domain.usecases.memories import DeleteMemory, StoreMemory, StoreMemoryRequest
-from domain.usecases.search import HybridSearch, SearchMemories, SearchMemoriesRequest, SearchRequest
-from domain.usecases.vector_sync import COLLECTIONS, RebuildVectors, SyncVectors
+from domain.artifacts.input import IngestRequest
+from domain.history.usecases import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest
+from domain.artifacts.ingest import IngestArtifact
+from domain.memories.usecases import DeleteMemory, StoreMemory, StoreMemoryRequest
+from domain.search.usecases import HybridSearch, SearchMemories, SearchMemoriesRequest, SearchRequest
+from domain.upkeep.vector_sync import COLLECTIONS, RebuildVectors, SyncVectors
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import catalog, searcher, synced, syncer
 
@@ -230,11 +230,11 @@ def test_rebuild_restores_every_collection_from_stored_vectors_without_embedding
 
 def test_a_search_finds_what_the_index_does_not_hold_yet_without_waiting(world) -> None:
     """The ranker scores queued owners' stored vectors itself and sets their stale index vectors aside."""
-    from domain.retrieval import RetrievalConfig
-    from domain.usecases.memories import StoreMemory, StoreMemoryRequest
-    from domain.usecases.ranking import Ranker
-    from domain.usecases.retrieve import Retriever
-    from domain.usecases.search import SearchMemories, SearchMemoriesRequest
+    from domain.search.retrieval import RetrievalConfig
+    from domain.memories.usecases import StoreMemory, StoreMemoryRequest
+    from domain.search.ranking import Ranker
+    from domain.search.retrieve import Retriever
+    from domain.search.usecases import SearchMemories, SearchMemoriesRequest
 
     ranker = Ranker(world.vectors, world.store, world.store, world.store, world.policies, outbox=world.store)
     search = SearchMemories(Retriever(world.embedder, ranker, RetrievalConfig()))  # no catch-up: never waits

@@ -9,9 +9,9 @@ from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
-from domain.usecases.artifacts import CHUNKS, WHOLE, check_artifact_id, embedded_text
-from domain.usecases.common import Clock, audit, piece_records, utc_now
-from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
+from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded_text
+from domain.common import Clock, audit, piece_records, utc_now
+from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
 from domain.validation import epoch
 
 

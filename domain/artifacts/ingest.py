@@ -21,9 +21,9 @@ from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageE
 from domain.ids import artifact_id, chunk_id
 from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, VectorRecord, artifact_version
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
-from domain.usecases.artifact_input import IngestRequest, validate
-from domain.usecases.artifacts import CHUNKS, WHOLE, embedded_text
-from domain.usecases.common import Clock, audit, piece_records, utc_now
+from domain.artifacts.input import IngestRequest, validate
+from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text
+from domain.common import Clock, audit, piece_records, utc_now
 from domain.validation import epoch, require_text
 
 INDEXING, FAILED = "indexing", "failed"

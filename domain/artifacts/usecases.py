@@ -11,7 +11,7 @@ from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
 from domain.model import Artifact, ArtifactChunk, IngestJob
 from domain.ports import ArtifactStore, KeyLocks
-from domain.usecases.common import Clock, audit, utc_now
+from domain.common import Clock, audit, utc_now
 from domain.validation import require_id
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks

@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.errors import ValidationError
-from domain.lexical import analyse
+from domain.search.lexical import analyse
 from domain.model import ArtifactChunk, Hit, RequestContext
 from domain.ports import ArtifactStore
-from domain.usecases.artifacts import CHUNKS, WHOLE
-from domain.usecases.filters import parse_filters
-from domain.snippets import snippet
-from domain.usecases.retrieve import SHOWN, Retriever
+from domain.artifacts.usecases import CHUNKS, WHOLE
+from domain.search.filters import parse_filters
+from domain.search.snippets import snippet
+from domain.search.retrieve import SHOWN, Retriever
 from domain.validation import require_int, require_text, require_unit_float
 
 BOUNDARY = "[CHUNK BOUNDARY]"
@@ -73,7 +73,7 @@ class HybridSearch:
 
 
 def focused(hits: list[Hit], query: str) -> list[Hit]:
-    """Each hit with its ``snippet``: the part of its text around the query's words (domain/snippets.py).
+    """Each hit with its ``snippet``: the part of its text around the query's words (domain/search/snippets.py).
 
     A chunk is a window cut from a longer text: its first whitespace-separated token may be the
     end of a word cut in two (unless it is the first chunk), and its last one the start of one.

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from domain.lexical import LexicalQuery, analyse
+from domain.search.lexical import LexicalQuery, analyse
 from domain.model import Hit, RequestContext, Vector
 from domain.ports import Embedder, Filter
-from domain.fusion import weighted_rrf
-from domain.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
-from domain.usecases.artifacts import CHUNKS, WHOLE
-from domain.usecases.history import COLLECTION as HISTORY, CONTEXT_COLLECTION
-from domain.usecases.common import nothing
-from domain.usecases.ranking import Ranker
+from domain.search.fusion import weighted_rrf
+from domain.search.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
+from domain.artifacts.usecases import CHUNKS, WHOLE
+from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
+from domain.common import nothing
+from domain.search.ranking import Ranker
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}

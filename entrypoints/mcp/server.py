@@ -15,13 +15,13 @@ from pydantic import Field
 
 from domain.errors import MemtroveError, StorageError
 from domain.model import MEMORY_TYPES, ROLES
-from domain.usecases.history import AppendTurnRequest
-from domain.usecases.memories import StoreMemoryRequest
-from domain.usecases.search import SearchMemoriesRequest
-from entrypoints import render
-from entrypoints.artifact_tools import register_artifact_tools, register_reembed_tool
+from domain.history.usecases import AppendTurnRequest
+from domain.memories.usecases import StoreMemoryRequest
+from domain.search.usecases import SearchMemoriesRequest
+from entrypoints.mcp import render
+from entrypoints.mcp.toolsets.artifacts import register_artifact_tools, register_reembed_tool
 from entrypoints.runtime import WARM_UP_DELAY, Runtime
-from entrypoints.tooling import Mode, Profile, lax_tool
+from entrypoints.mcp.tooling import Mode, Profile, lax_tool
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (

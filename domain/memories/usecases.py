@@ -11,7 +11,7 @@ from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from domain.errors import ValidationError
-from entrypoints import render
+from entrypoints.mcp import render
 
 
 # The search knobs shared by memory_search, artifact_search and hybrid_search.

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from entrypoints.bench.common import (
+from bench.common import (
     BASELINES, Scores, call, latency, recall_table, result_ids, run_and_report, server,
 )
-from entrypoints.bench.turns import EVIDENCE, Conversation, load
+from bench.turns import EVIDENCE, Conversation, load
 
 OBSERVATION = re.compile(r"session_(\d+)_observation")
 CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "profile default": {"profile": "default"}, **BASELINES}
@@ -111,7 +111,7 @@ def main(data: Path, out: Path | None, only: Sequence[str], configs: Sequence[st
          store: Path | None = None) -> int:
     conversations = load(data, only)
     if not conversations:
-        print(f"memtrove bench: no conversation files in {data}", file=sys.stderr)
+        print(f"memtrove-bench: no conversation files in {data}", file=sys.stderr)
         return 2
     return run_and_report(lambda chosen, data_dir, log: run(conversations, chosen, data_dir, log=log), table,
                           CONFIGS, configs, store, "memtrove-facts-", out)

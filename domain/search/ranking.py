@@ -7,15 +7,15 @@ from functools import partial
 from dataclasses import dataclass
 from typing import Any
 
-from domain.fusion import best_per_record
+from domain.search.fusion import best_per_record
 from domain.ids import artifact_of, version_of
 from domain.model import (
     Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, Memory, RequestContext, Turn, Vector, VectorMatch,
 )
 from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex, VectorOutbox
-from domain.usecases.artifacts import WHOLE
-from domain.usecases.common import apply_policies
-from domain.usecases.vector_sync import owner_field
+from domain.artifacts.usecases import WHOLE
+from domain.common import apply_policies
+from domain.upkeep.vector_sync import owner_field
 
 Record = tuple[str | None, Callable[[float], Hit]]  # a record's current version, and how to make its hit
 

@@ -1,6 +1,6 @@
 """Check python_docs_questions.json against the Python library docs corpus.
 
-Run:  python entrypoints/benchdata/check_questions.py [path/to/questions.json]
+Run:  python bench/data/check_questions.py [path/to/questions.json]
 
 Verifies the rules the question set was written under and prints every
 problem found; exits 1 if there is any.  Also prints the number of questions

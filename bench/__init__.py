@@ -1,4 +1,4 @@
-"""``memtrove bench``: retrieval benchmarks run against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench``: retrieval benchmarks run against a fresh ``memtrove serve`` over MCP stdio.
 
 Three protocols, each with the same baselines measured in the same run on the same stored data
 (BM25 alone, vectors alone, plain RRF): ``turns`` (LoCoMo conversation turns through

@@ -11,7 +11,7 @@ from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.usecases.common import Clock, apply_policies, audit, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"

@@ -8,7 +8,7 @@ from typing import Any
 from domain.errors import ValidationError
 from domain.model import ARTIFACT_TYPES, SENSITIVITIES, VISIBILITY_SCOPES
 from domain.ports import Filter
-from domain.usecases.artifacts import CHUNKS, WHOLE
+from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.validation import epoch, parse_timestamp, require_choice, require_text
 
 FILTER_FIELDS = ("artifact_type", "source_system", "sensitivity", "visibility_scope", "time_range_start",

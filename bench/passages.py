@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from entrypoints.bench.common import BASELINES, call, latency, mean, run_and_report, server
+from bench.common import BASELINES, call, latency, mean, run_and_report, server
 
-QUESTIONS = Path(__file__).resolve().parent.parent / "benchdata" / "python_docs_questions.json"
+QUESTIONS = Path(__file__).resolve().parent / "data" / "python_docs_questions.json"
 DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")
 HITS = (1, 5, 10)
 CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, **BASELINES}
@@ -175,7 +175,7 @@ def table(report: dict[str, Any]) -> str:
 def main(questions_file: Path, docs: Path, split: str, out: Path | None, configs: Sequence[str],
          limit_docs: int | None = None, store: Path | None = None) -> int:
     if not questions_file.is_file() or not docs.is_dir():
-        print(f"memtrove bench passages: need {questions_file} and the documents in {docs} "
+        print(f"memtrove-bench passages: need {questions_file} and the documents in {docs} "
               "(Debian: apt-get install python3-doc)", file=sys.stderr)
         return 2
     corpus, questions = load_questions(questions_file, split)

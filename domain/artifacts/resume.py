@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from domain.errors import MemtroveError, StorageError
 from domain.model import IngestJob
 from domain.ports import ArtifactStore
-from domain.usecases.ingest import IngestArtifact, Detached
+from domain.artifacts.ingest import IngestArtifact, Detached
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from domain.errors import MemtroveError
 from domain.ports import Embedder, VectorIndex
-from domain.usecases.common import nothing
+from domain.common import nothing
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,12 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, Hit, IngestJob
-from domain.usecases.artifact_input import IngestRequest
-from domain.usecases.ingest import IngestResult
-from domain.usecases.search import SearchRequest
-from entrypoints import render
-from entrypoints.long_calls import StillRunning, run_long
-from entrypoints.tooling import Mode, PerArtifact, Profile
+from domain.artifacts.input import IngestRequest
+from domain.artifacts.ingest import IngestResult
+from domain.search.usecases import SearchRequest
+from entrypoints.mcp import render
+from entrypoints.mcp.long_calls import StillRunning, run_long
+from entrypoints.mcp.tooling import Mode, PerArtifact, Profile
 from entrypoints.runtime import Runtime
 
 Register = Callable[..., Callable[[Callable[..., Any]], Any]]

@@ -1,0 +1,67 @@
+"""``memtrove-bench locomo|facts|passages``: retrieval benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+
+Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+BASELINE_CONFIGS = ("BM25 alone", "vectors alone", "plain RRF")
+BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS),
+                 "facts": ("memtrove hybrid", "profile default", *BASELINE_CONFIGS),
+                 "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="memtrove-bench", description="Retrieval benchmarks of memtrove over MCP stdio.")
+    suites = root.add_subparsers(dest="suite", required=True)
+    turns = suites.add_parser("locomo", help="LoCoMo conversation turns: recall@k of hybrid_search over history")
+    facts = suites.add_parser("facts", help="LoCoMo observations as memories: recall@k of memory_search")
+    for suite, default_out in ((turns, "locomo-results.json"), (facts, "facts-results.json")):
+        suite.add_argument("--data", type=Path, default=Path("../shared/locomo"),
+                           help="folder of LoCoMo conversation JSON files (default ../shared/locomo)")
+        suite.add_argument("--conversation", action="append", default=[], metavar="ID",
+                           help="only this conversation (file stem, e.g. conv-26); repeatable")
+        suite.add_argument("--out", type=Path, default=Path(default_out), help="where to write the JSON report")
+    passages = suites.add_parser("passages", help="paraphrased questions over Python's library docs: "
+                                                  "hit@k and MRR of hybrid_search")
+    passages.add_argument("--questions", type=Path, default=None,
+                          help="question set JSON (default: the one shipped with memtrove)")
+    passages.add_argument("--docs", type=Path, default=Path("/usr/share/doc/python3.11/html/_sources/library"),
+                          help="folder of the corpus documents (Debian's python3-doc)")
+    passages.add_argument("--split", choices=("dev", "test", "all"), default="all", help="which questions")
+    passages.add_argument("--max-docs", type=int, default=None, help="a quick run on this many documents")
+    passages.add_argument("--out", type=Path, default=Path("passages-results.json"),
+                          help="where to write the JSON report")
+    for name, suite in (("locomo", turns), ("facts", facts), ("passages", passages)):
+        suite.add_argument("--store", type=Path, default=None, metavar="DIR",
+                           help="keep the stored data here (a second run finds it stored and only searches); "
+                                "default: a temporary folder")
+        suite.add_argument("--config", action="append", default=[], choices=sorted(BENCH_CONFIGS[name]),
+                           help="only this search configuration; repeatable (default: all, baselines included)")
+    return root
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    if args.suite == "passages":
+        from bench import passages
+
+        return passages.main(args.questions or passages.QUESTIONS, args.docs, args.split, args.out, args.config,
+                             args.max_docs, args.store)
+    if args.suite == "facts":
+        from bench import facts
+
+        return facts.main(args.data, args.out, args.conversation, args.config, args.store)
+    from bench import turns
+
+    return turns.main(args.data, args.out, args.conversation, args.config, args.store)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_bench(parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,1 +1,0 @@
-"""Use cases: one callable per concern, built from ports."""

@@ -1,0 +1,1 @@
+"""Toolsets: each module declares its tools (schema, one use case, rendering)."""
