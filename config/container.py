@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 from adapters.chroma import ChromaVectorIndex
@@ -24,6 +25,9 @@ from domain.search.retrieve import Retriever
 from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
 from plugins.manager import collect, plugin_manager
 
+if TYPE_CHECKING:
+    from domain.upkeep.reembed import Reembed
+
 
 # SQLAlchemy, tiktoken and openai are imported when first needed, not when the server starts:
 # together they cost ~0.4 s, and a client waits on the start for its first answer.
@@ -43,7 +47,7 @@ def _sql_store(engine: object) -> object:
 
 
 def _reembed(target_embedder: object, settings: Settings, active: object, store: object, chunker: object,
-             tokenizer: object) -> object:
+             tokenizer: object) -> Reembed:
     """Re-embedding into the profile of another embedder kind, into that profile's own collections."""
     from domain.upkeep.reembed import Reembed
 

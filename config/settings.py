@@ -18,6 +18,8 @@ from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, Retrieva
 # The relevance floor per embedder: cosine similarities spread differently per model. MiniLM:
 # measured on LoCoMo facts and turns (no relevant hit lost at 0.2). The OpenAI models' unrelated
 # texts sit nearer 0 and related ones lower than MiniLM's, so their floor is lower (not measured here).
+# The MCP toolsets (entrypoints/mcp/registry.py builds them; its names are checked against these).
+TOOLSETS = ("core", "sessions", "zapomni")
 MIN_SIMILARITY = {"local": 0.2, "openai": 0.1, "openai-compatible": 0.1}
 PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50)}
 
@@ -71,6 +73,7 @@ class Settings(BaseSettings):
     # Vector-only hits below this cosine similarity are left out (default: by embedder, MIN_SIMILARITY).
     memtrove_min_similarity: float | None = Field(None, ge=-1.0, le=1.0)
     memtrove_per_artifact: int = Field(3, ge=1, le=10)  # results one document may take in a search
+    memtrove_toolsets: str = "core"  # comma-separated toolsets (core, sessions, zapomni) or all
 
     chroma_host: str | None = None
     chroma_port: int = Field(8001, ge=1, le=65535)
@@ -81,6 +84,21 @@ class Settings(BaseSettings):
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("memtrove_toolsets")
+    @classmethod
+    def _known_toolsets(cls, value: str) -> str:
+        names = [n.strip().lower() for n in value.split(",") if n.strip()]
+        unknown = [n for n in names if n != "all" and n not in TOOLSETS]
+        if unknown:
+            raise ValueError(f"unknown toolset {unknown[0]!r}; available: {', '.join(TOOLSETS)} or all")
+        return ",".join(names) or "core"
+
+    @property
+    def toolsets(self) -> tuple[str, ...]:
+        """The enabled toolsets, in TOOLSETS order (``all``: every one)."""
+        names = self.memtrove_toolsets.split(",")
+        return TOOLSETS if "all" in names else tuple(n for n in TOOLSETS if n in names)
 
     @field_validator("chroma_host", "openai_base_url", "memtrove_database_url", mode="before")
     @classmethod

@@ -40,6 +40,21 @@ class Runtime:
         self._work = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._builders: dict[type, Callable[..., object]] = {}
+
+    def use_case(self, kind: type[T]) -> Callable[..., T]:
+        """The composition root's builder of the use case of this type (called per call: building one
+        opens nothing until it runs)."""
+        builder = self._builders.get(kind)
+        if builder is None:
+            for provider in self.app.use_cases.providers.values():
+                made = getattr(provider, "provides", None)
+                if made is kind or getattr(made, "__annotations__", {}).get("return") in (kind, kind.__name__):
+                    builder = self._builders[kind] = provider
+                    break
+            else:
+                raise LookupError(f"no use case of type {kind.__name__} in the container")
+        return builder  # type: ignore[return-value]
 
     def start(self) -> None:
         """Checks that need no store: the data dir exists, the chunk sizes suit the model."""

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from domain.errors import ValidationError
+from domain.errors import MemtroveError, ValidationError
 from entrypoints.mcp import render
 
 
@@ -38,8 +38,10 @@ PerArtifact = Annotated[int | None, Field(
                 "when omitted, MEMTROVE_PER_ARTIFACT)")]
 
 
-def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations | None = None) -> Tool:
-    """A tool that publishes ``fn``'s typed schema but hands every argument to ``fn`` unparsed."""
+def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations | None = None,
+             failure: Callable[[MemtroveError], CallToolResult] = render.error) -> Tool:
+    """A tool that publishes ``fn``'s typed schema but hands every argument to ``fn`` unparsed;
+    ``failure`` renders a refusal (an undeclared argument) in the toolset's error shape."""
     typed = Tool.from_function(fn, description=description, annotations=annotations)
 
     @functools.wraps(fn)
@@ -58,11 +60,13 @@ def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotati
     del accepting_anything.__wrapped__  # the SDK must read the lax signature, not the typed one
     lax = DeclaredArgumentsTool.from_function(accepting_anything, name=typed.name, description=description,
                                               annotations=annotations, context_kwarg=typed.context_kwarg)
-    return lax.model_copy(update={"parameters": typed.parameters})
+    return lax.model_copy(update={"parameters": typed.parameters, "failure": failure})
 
 
 class DeclaredArgumentsTool(Tool):
     """A tool that refuses arguments it does not declare, before anything runs."""
+
+    failure: Callable[[MemtroveError], CallToolResult] = render.error
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         allowed = list(self.fn_metadata.arg_model.model_fields)
@@ -70,7 +74,7 @@ class DeclaredArgumentsTool(Tool):
         if not unknown:
             return await super().run(arguments, context, convert_result=convert_result)
         started = time.perf_counter()
-        refusal = render.error(unknown_arguments(unknown, allowed))
+        refusal = self.failure(unknown_arguments(unknown, allowed))
         # The same line run_tool writes for every other call: one log line per call, whatever refused it.
         logger.info("tool_call tool={} status={} latency_ms={:.1f}", self.name, ValidationError.kind,
                     (time.perf_counter() - started) * 1000)

@@ -1,0 +1,47 @@
+"""The toolsets a server offers, chosen by MEMTROVE_TOOLSETS, and the MCP tools built from them.
+
+A toolset is a name and the Toolbox classes (one per feature module) that declare its tools. Every
+toolset is a view over the same store and the same retrieval: a tool calls a use case of the
+domain, never a storage or search path of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from mcp.server.mcpserver.tools import Tool
+
+from entrypoints.mcp.toolkit import Toolbox
+from entrypoints.mcp.toolsets.artifacts import ArtifactTools
+from entrypoints.mcp.toolsets.history import HistoryTools
+from entrypoints.mcp.toolsets.memories import MemoryTools
+from entrypoints.mcp.toolsets.search import SearchTools
+from entrypoints.mcp.toolsets.upkeep import UpkeepTools
+from entrypoints.runtime import Runtime
+
+TOOLSETS: dict[str, tuple[type[Toolbox], ...]] = {
+    "core": (MemoryTools, HistoryTools, ArtifactTools, SearchTools, UpkeepTools),
+}
+TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)
+
+
+def register(name: str, *toolboxes: type[Toolbox]) -> None:
+    """Add a toolset (the later ones register themselves here, beside core)."""
+    TOOLSETS[name] = toolboxes
+
+
+def build_tools(runtime: Runtime, toolsets: Sequence[str]) -> list[Tool]:
+    """The tools of the chosen toolsets; a name clients would refuse, or declared twice, is a bug."""
+    tools: list[Tool] = []
+    owner: dict[str, str] = {}
+    for toolset in toolsets:
+        for toolbox in TOOLSETS[toolset]:
+            for made in toolbox(runtime).tools():
+                if not TOOL_NAME.match(made.name):
+                    raise ValueError(f"tool name {made.name!r} of toolset {toolset} is not ^[a-zA-Z0-9_-]{{1,64}}$")
+                if made.name in owner:
+                    raise ValueError(f"tool {made.name!r} of toolset {toolset} is already in {owner[made.name]}")
+                owner[made.name] = toolset
+                tools.append(made)
+    return tools

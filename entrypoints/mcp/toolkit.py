@@ -1,0 +1,105 @@
+"""How a toolset module declares its tools: methods of a ``Toolbox`` marked with ``@tool``.
+
+A toolbox gets its use cases by type (``self.use(StoreMemory)``: a builder called per call, so a
+server starts without opening a store); each tool method validates nothing itself beyond what its
+schema says, calls one use case and renders. The registry (entrypoints/mcp/registry.py) turns the
+marked methods into MCP tools: each call is logged once (tool, status, latency; never content),
+checks the store first unless the tool reads nothing that needs it, wakes the vector worker after a
+write, and renders a domain error in the toolset's own shape (``failure``).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from loguru import logger
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, ToolAnnotations
+
+from domain.errors import MemtroveError, StorageError
+from entrypoints.mcp import render
+from entrypoints.mcp.tooling import lax_tool
+from entrypoints.runtime import Runtime
+
+T = TypeVar("T")
+Failure = Callable[[MemtroveError], CallToolResult]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMeta:
+    description: str
+    annotations: ToolAnnotations | None
+    needs_store: bool  # False: the tool answers before the store check and the background start
+    writes: bool  # the vector worker is woken after it
+
+
+def tool(description: str, *, annotations: ToolAnnotations | None = None, needs_store: bool = True,
+         writes: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a Toolbox method as an MCP tool named after the method."""
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__memtrove_tool__ = ToolMeta(description, annotations, needs_store, writes)  # type: ignore[attr-defined]
+        return fn
+    return mark
+
+
+class Toolbox:
+    """The tools of one feature. Subclasses name their toolset and declare tools with ``@tool``."""
+
+    toolset: ClassVar[str]
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def use(self, kind: type[T]) -> Callable[..., T]:
+        """A builder of the use case of this type (from the composition root)."""
+        return self.runtime.use_case(kind)
+
+    @staticmethod
+    def failure(exc: MemtroveError) -> CallToolResult:
+        """How this toolset answers a domain error (spec 000's shape unless a toolset says otherwise)."""
+        return render.error(exc)
+
+    def tools(self) -> list[Tool]:
+        declared = [(name, member.__memtrove_tool__) for klass in reversed(type(self).__mro__)
+                    for name, member in vars(klass).items() if hasattr(member, "__memtrove_tool__")]
+        return [lax_tool(self._guarded(name, meta), meta.description, meta.annotations, failure=self.failure)
+                for name, meta in declared]
+
+    def _guarded(self, name: str, meta: ToolMeta) -> Callable[..., Any]:
+        method = getattr(self, name)
+
+        @functools.wraps(method)
+        def call(**arguments: Any) -> CallToolResult:
+            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure)
+        return call
+
+
+def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
+             failure: Failure) -> CallToolResult:
+    """One log line per call; domain errors become tool errors, an unexpected one a storage error."""
+    started = time.perf_counter()
+    status = "ok"
+    try:
+        if meta.needs_store:
+            runtime.ensure_ready()
+        result = action()
+        if meta.writes:
+            runtime.kick()
+        return result
+    except MemtroveError as exc:
+        status = exc.kind
+        return failure(exc)
+    except Exception as exc:  # an unexpected failure still answers, without leaking internals
+        status = "internal_error"
+        logger.opt(exception=exc).error("tool_failed tool={}", name)
+        return failure(StorageError(f"Internal error in {name}: {exc.__class__.__name__}"))
+    finally:
+        logger.info("tool_call tool={} status={} latency_ms={:.1f}", name, status,
+                    (time.perf_counter() - started) * 1000)
