@@ -13,7 +13,7 @@ from sqlalchemy import Column, Index, Integer, String, Table, bindparam, delete,
 from sqlalchemy.engine import Connection
 
 from adapters.sqlalchemy_base import metadata
-from domain.model import LexicalMatch
+from domain.model import LABEL_KEYS, TAG_PREFIX, TAGS, LexicalMatch
 from domain.ports import Filter
 
 COLLECTIONS = ("memory", "history", "artifact", "chunk")
@@ -52,12 +52,19 @@ _JOINS = {
 _JOINS["chunk"] = _JOINS["artifact"]
 
 
-def filter_sql(collection: str, where: Filter | None) -> tuple[str, dict[str, Any]]:
-    """``AND ...`` conditions on the joined row for a vector-index-style filter, with parameters."""
+def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -> tuple[str, dict[str, Any]]:
+    """``AND ...`` conditions on the joined row for a vector-index-style filter, with parameters.
+
+    An artifact's labels (scope fields, ``tag:<name>``) are read from its JSON ``labels`` column.
+    """
     allowed = _JOINS[collection][1]
     clauses: list[str] = []
     params: dict[str, Any] = {}
     for n, (name, value) in enumerate(sorted((where or {}).items())):
+        if collection in ("artifact", "chunk") and (name in LABEL_KEYS or name.startswith(TAG_PREFIX)):
+            clauses.append(label_condition(name, f"f{n}", dialect))
+            params[f"f{n}"] = name.removeprefix(TAG_PREFIX) if name.startswith(TAG_PREFIX) else value
+            continue
         if name not in allowed:
             raise ValueError(f"the {collection} lexical index cannot filter on {name!r}")
         if isinstance(value, dict):
@@ -70,6 +77,17 @@ def filter_sql(collection: str, where: Filter | None) -> tuple[str, dict[str, An
             clauses.append(f"b.{name} = :f{n}")
             params[f"f{n}"] = value
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def label_condition(name: str, param: str, dialect: str, row: str = "b") -> str:
+    """SQL true when the artifact row's labels hold ``name`` = :param (a tag: its list holds :param)."""
+    if name.startswith(TAG_PREFIX):
+        if dialect == "postgresql":
+            return f"jsonb_exists(CAST({row}.labels AS jsonb) -> '{TAGS}', :{param})"
+        return f"EXISTS (SELECT 1 FROM json_each({row}.labels, '$.{TAGS}') WHERE json_each.value = :{param})"
+    if dialect == "postgresql":
+        return f"(CAST({row}.labels AS jsonb) ->> '{name}') = :{param}"
+    return f"json_extract({row}.labels, '$.{name}') = :{param}"
 
 
 class LexicalBackend:
@@ -225,7 +243,7 @@ class SqliteFts5(LexicalBackend):
                where: Filter | None, column_weights: str = "1.0") -> list[LexicalMatch]:
         if not query:
             return []
-        conditions, params = filter_sql(collection, where)
+        conditions, params = filter_sql(collection, where, "sqlite")
         rows = conn.execute(text(
             f"SELECT d.record_id, bm25({table}, {column_weights}) AS rank FROM {table} "
             f"JOIN lexical_docs d ON d.id = {table}.rowid JOIN {_JOINS[collection][0]} "

@@ -75,7 +75,7 @@ class PostgresFullText(LexicalBackend):
         grades = f"'{{0, 0, {max(0.0, float(context_weight))}, 1}}'"  # D, C, B (context), A (own words)
         score = " + ".join(f":w{k} * ts_rank({grades}, d.tsv, plainto_tsquery('{CONFIG}', :{k}), 1)"
                            for k in weights)
-        conditions, params = filter_sql(collection, where)
+        conditions, params = filter_sql(collection, where, "postgresql")
         rows = conn.execute(text(
             f"SELECT d.record_id, {score} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
             f"WHERE d.collection = :c AND ({any_word}){conditions} "
@@ -105,7 +105,7 @@ class PostgresFullText(LexicalBackend):
             return []
         matched = " + ".join(f"(CASE WHEN lower(d.body) LIKE :{k} ESCAPE '\\' THEN 1 ELSE 0 END)" for k in usable)
         any_token = " OR ".join(f"lower(d.body) LIKE :{k} ESCAPE '\\'" for k in usable)
-        conditions, params = filter_sql(collection, where)
+        conditions, params = filter_sql(collection, where, "postgresql")
         rows = conn.execute(text(
             f"SELECT d.record_id, {matched} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
             f"WHERE d.collection = :c AND ({any_token}){conditions} ORDER BY score DESC, d.record_id LIMIT :limit"),

@@ -12,8 +12,9 @@ from domain.errors import StorageError
 from dataclasses import replace
 
 from domain.ids import record_of
-from domain.model import Artifact, ArtifactChunk, AuditEntry, EmbeddingProfile, IngestJob, LexicalMatch, VectorRecord
-from domain.ports import ArtifactStore, Filter, LexicalIndex, ReembedLedger
+from domain.model import (Artifact, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
+                          label_fields)
+from domain.ports import ArtifactStore, Filter, LexicalIndex
 from domain.validation import epoch
 
 
@@ -176,33 +177,9 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
         for artifact_id, version in self.committed_versions().items():
             _, artifact, parts = self.versions[(artifact_id, version)]
             fields = {"artifact_type": artifact.artifact_type, "source_system": artifact.source_system,
-                      "ts_epoch": epoch(artifact.ts), **artifact.privacy()}
+                      "ts_epoch": epoch(artifact.ts), **artifact.privacy(), **label_fields(artifact.labels)}
             if collection == "artifact" and not parts:
                 rows.append((artifact.id, "\n".join(p for p in (artifact.title, artifact.content) if p), fields))
             elif collection == "chunk":
                 rows += [(c.id, c.content, fields) for c in parts if c.metadata.get("indexed", True)]
         return rows
-
-
-class InMemoryStore(InMemoryLexicalStore, ReembedLedger):
-    """Every store port as dicts, including the re-embedding ledger."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ledger: dict[str, dict[str, str]] = {}
-        self.complete: dict[str, tuple[EmbeddingProfile, int]] = {}
-
-    def reembedded(self, profile_key: str) -> dict[str, str]:
-        return dict(self.ledger.get(profile_key, {}))
-
-    def mark_reembedded(self, profile_key: str, entries: Sequence[tuple[str, str]]) -> None:
-        self.ledger.setdefault(profile_key, {}).update(entries)
-
-    def mark_complete(self, profile: EmbeddingProfile, audit_seq: int) -> None:
-        self.complete[profile.key] = (profile, audit_seq)
-
-    def completed(self, profile_key: str) -> tuple[EmbeddingProfile, int] | None:
-        return self.complete.get(profile_key)
-
-    def last_audit_seq(self) -> int:
-        return len(self.audit)

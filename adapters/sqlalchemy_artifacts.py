@@ -53,6 +53,7 @@ artifacts = Table(
     Column("chunker", String(64), nullable=False),
     Column("chunker_version", String(32), nullable=False),
     Column("content", Text),
+    Column("labels", Text, nullable=False, server_default="{}"),  # JSON: Artifact.labels
     *_profile_columns(),
     # Lookups name the artifact and the status: an index on the status alone made SQLite walk
     # every committed artifact for a handful of ids.
@@ -206,8 +207,12 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             self._lexical.unindex_version(conn, artifact_id, None)
             drop_vectors(conn, ARTIFACT_COLLECTIONS, artifact_id)
             queue(conn, ARTIFACT_COLLECTIONS, artifact_id)
+            self._deleted(conn, artifact_id)
             self._append(conn, entry)
         return int(row.num_chunks) if row is not None else 0
+
+    def _deleted(self, conn: Connection, artifact_id: str) -> None:
+        """In the delete's transaction: what else of the artifact goes with it (subclasses add)."""
 
     def _drop(self, conn: Connection, artifact_id: str, version: str, status: str) -> None:
         gone = conn.execute(delete(artifacts).where(
@@ -223,6 +228,8 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
         super()._migrate(conn)
         if "meta" not in {c["name"] for c in inspect(conn).get_columns("artifact_chunks")}:
             conn.execute(text("ALTER TABLE artifact_chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'"))
+        if "labels" not in {c["name"] for c in inspect(conn).get_columns("artifacts")}:
+            conn.execute(text("ALTER TABLE artifacts ADD COLUMN labels TEXT NOT NULL DEFAULT '{}'"))
         conn.execute(text("DROP INDEX IF EXISTS ix_artifacts_status"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_artifacts_status_id ON artifacts (status, artifact_id)"))
 
@@ -247,6 +254,7 @@ def _row(a: Artifact) -> dict[str, Any]:
         "num_chunks": a.num_chunks, "sensitivity": a.sensitivity, "visibility_scope": a.visibility_scope,
         "retention_policy": a.retention_policy, "ingested_at": a.ingested_at, "chunker": a.chunker,
         "chunker_version": a.chunker_version, "content": a.content,
+        "labels": json.dumps(a.labels, sort_keys=True),
         "embedding_provider": a.profile.provider, "embedding_model": a.profile.model,
         "embedding_dimensions": a.profile.dimensions, "embedding_max_tokens": a.profile.max_tokens,
     }
@@ -266,7 +274,8 @@ def _artifact(row: Any) -> Artifact:
         token_count=row["token_count"], is_chunked=bool(row["is_chunked"]), num_chunks=row["num_chunks"],
         sensitivity=row["sensitivity"], visibility_scope=row["visibility_scope"],
         retention_policy=row["retention_policy"], ingested_at=row["ingested_at"], chunker=row["chunker"],
-        chunker_version=row["chunker_version"], profile=_profile(row), content=row["content"])
+        chunker_version=row["chunker_version"], profile=_profile(row), content=row["content"],
+        labels=json.loads(row["labels"] or "{}"))
 
 
 def _chunk(row: Any) -> ArtifactChunk:

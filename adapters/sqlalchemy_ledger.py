@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Column, String, Table, delete, func, insert, select
 
-from adapters.sqlalchemy_artifacts import SqlArtifactStore
+from adapters.sqlalchemy_scopes import SqlScopedArtifacts
 from adapters.sqlalchemy_store import audit, metadata, put_meta, store_meta
 from domain.model import EmbeddingProfile
 from domain.ports import ReembedLedger
@@ -20,7 +20,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlArtifactStore, ReembedLedger):
+class SqlStore(SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

@@ -184,6 +184,17 @@ class RequestContext:
 
 
 ARTIFACT_TYPES = ("email", "doc", "chat", "transcript", "note")
+LABEL_KEYS = ("memory_type", "session_id", "session_iter", "iter_order", "agent_id", "task_code", "category",
+              "source")
+TAGS = "tags"
+TAG_PREFIX = "tag:"  # a tag in index metadata: "tag:<name>": True (indexes filter on scalar fields)
+
+
+def label_fields(labels: dict[str, Any]) -> dict[str, Any]:
+    """An artifact's labels as index metadata fields: scalars as they are, each tag as ``tag:<name>``."""
+    fields: dict[str, Any] = {k: v for k, v in labels.items() if k in LABEL_KEYS and v is not None}
+    fields.update({f"{TAG_PREFIX}{tag}": True for tag in labels.get(TAGS, ())})
+    return fields
 SENSITIVITIES = ("normal", "sensitive", "highly_sensitive")
 VISIBILITY_SCOPES = ("me", "team", "org", "custom")
 RETENTION_POLICIES = ("forever", "1y", "until_resolved", "custom")
@@ -235,6 +246,10 @@ class Artifact:
     chunker_version: str
     profile: EmbeddingProfile
     content: str | None = None  # the whole text when not chunked; chunks hold it otherwise
+    # Where it belongs, for the toolsets that file memories by scope (spec 001's session_id, agent_id...;
+    # spec 002's tags and source): LABEL_KEYS to a string, "tags" to a list of strings. Filterable
+    # inside both indexes (label_fields gives the vector metadata, the lexical index reads the same).
+    labels: dict[str, Any] = field(default_factory=dict)
 
     @property
     def version(self) -> str:

@@ -391,3 +391,31 @@ class PrivacyPolicy(Protocol):
     name: str
 
     def filter_hits(self, hits: Sequence[Hit], context: RequestContext) -> list[Hit]: ...
+
+
+@runtime_checkable
+class ArtifactScopes(Protocol):
+    """Artifacts filed by scope (their labels) and what the toolsets over them report."""
+
+    def list_artifacts(self, source_system: str, labels: Mapping[str, str], limit: int, newest_first: bool = True,
+                       before: str | None = None) -> list[Artifact]:
+        """Committed artifacts of ``source_system`` whose labels hold every pair of ``labels``, ordered by
+        their ``iter_order`` label (absent: lowest), then time, then id; newest first unless told;
+        at most ``limit``. ``before`` (ISO-8601): only those whose ``ts`` is earlier."""
+        ...
+
+    def record_access(self, artifact_id: str, ts: str) -> tuple[str, int] | None:
+        """Count one read of a committed artifact: its (accessed_at, access_count) after it; None if unknown."""
+        ...
+
+    def accesses(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """(accessed_at, access_count) of those of ``ids`` read at least once."""
+        ...
+
+    def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
+        """(committed artifacts, their chunks), of one source system or of all."""
+        ...
+
+    def storage_bytes(self) -> int:
+        """What the store takes on disk (its database files, or the database server's figure)."""
+        ...

@@ -22,9 +22,9 @@ from domain.ids import artifact_id, chunk_id
 from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, VectorRecord, artifact_version
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
 from domain.artifacts.input import IngestRequest, validate
-from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text
+from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
-from domain.validation import epoch, require_text
+from domain.validation import require_text
 
 INDEXING, FAILED = "indexing", "failed"
 EMBED_BATCH = 128  # pieces per embedder call and per stored batch: batches well, bounds memory
@@ -199,8 +199,10 @@ class IngestArtifact:
                chunker: Chunker, worker: str) -> tuple[Artifact, list[ArtifactChunk], IngestJob]:
         now = self.clock()
         token_count = self.tokenizer.count(content)
+        fields = dict(fields)
+        keep_whole = fields.pop("keep_whole", False)  # stored as one record, however long (spec 001's unchunked types)
         pieces: list[Chunk] = []
-        if token_count > self.spec.single_piece_max_tokens:
+        if token_count > self.spec.single_piece_max_tokens and not keep_whole:
             chunker, pieces = self._cut(chunker, content)
         chunks = [ArtifactChunk(chunk_id(art_id, c.index, c.content_hash), art_id, c.index, c.start_char, c.end_char,
                                 c.content, c.token_count, c.content_hash, dict(c.metadata)) for c in pieces]
@@ -225,7 +227,7 @@ class IngestArtifact:
         todo = [t for t in targets if t[0] not in stored]
         done = len(targets) - len(todo)
         progress(artifact.id, done, len(targets))
-        meta = _metadata(artifact)
+        meta = vector_metadata(artifact)
         collection = CHUNKS if chunks else WHOLE
         for number, batch in enumerate(self._batches(todo)):
             records = self._embed(artifact, batch, meta, len(targets) - done, progress)
@@ -276,9 +278,3 @@ def _targets(artifact: Artifact, content: str, chunks: list[ArtifactChunk]) -> l
     if not chunks:
         return [(artifact.id, content, -1)]
     return [(c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)]
-
-
-def _metadata(artifact: Artifact) -> dict[str, Any]:
-    return {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
-            "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
-            "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts)}

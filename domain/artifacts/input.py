@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +29,9 @@ class IngestRequest:
     visibility_scope: str = "me"
     retention_policy: str = "forever"
     chunker: str | None = None  # a chunker's name, or "auto" (by type and content); None: the configured one
+    # Set by the toolsets that file by scope (already validated there): see Artifact.labels.
+    labels: Mapping[str, Any] | None = None
+    keep_whole: bool = False  # one record however long (its vectors are still cut to the model's reach)
 
 
 def validate(request: IngestRequest) -> dict[str, Any]:
@@ -61,6 +64,8 @@ def validate(request: IngestRequest) -> dict[str, Any]:
         "sensitivity": require_choice("sensitivity", request.sensitivity, SENSITIVITIES),
         "visibility_scope": require_choice("visibility_scope", request.visibility_scope, VISIBILITY_SCOPES),
         "retention_policy": require_choice("retention_policy", request.retention_policy, RETENTION_POLICIES),
+        "labels": dict(request.labels or {}),
+        "keep_whole": bool(request.keep_whole),
     }
 
 

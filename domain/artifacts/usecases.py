@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
-from domain.model import Artifact, ArtifactChunk, IngestJob
+from domain.model import Artifact, ArtifactChunk, IngestJob, label_fields
 from domain.ports import ArtifactStore, KeyLocks
 from domain.common import Clock, audit, utc_now
-from domain.validation import require_id
+from domain.validation import epoch, require_id
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
 
@@ -21,6 +22,14 @@ def embedded_text(chunk: ArtifactChunk) -> str:
     """What is embedded for a chunk: where it sits (heading path, subject...), then its text."""
     where = situating_text(chunk.metadata)
     return f"{where}\n{chunk.content}" if where else chunk.content
+
+
+def vector_metadata(artifact: Artifact) -> dict[str, Any]:
+    """What an artifact's vectors carry for filters inside the vector index (its labels included)."""
+    return {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
+            "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
+            "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts),
+            **label_fields(artifact.labels)}
 
 
 def check_artifact_id(value: object) -> str:

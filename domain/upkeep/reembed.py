@@ -9,7 +9,7 @@ from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
-from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded_text
+from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded_text, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
 from domain.validation import epoch
@@ -78,10 +78,7 @@ class Reembed:
         chunks = self.artifacts.chunks_of(art_id) if artifact.is_chunked else []
         targets = [(c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)] \
             if chunks else [(art_id, artifact.content or "", -1)]
-        meta = {"artifact_id": art_id, "artifact_type": artifact.artifact_type,
-                "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
-                "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts),
-                "version": artifact.version}
+        meta = {**vector_metadata(artifact), "version": artifact.version}
         records = self._records(targets, artifact.version, meta)
         collection = CHUNKS if chunks else WHOLE
         for name in (WHOLE, CHUNKS):

@@ -49,7 +49,7 @@ class TestInMemoryArtifactStore(ArtifactStoreContract):
 class TestInMemoryLexicalIndex(LexicalIndexContract):
     @pytest.fixture
     def store(self):
-        from adapters.memory_artifacts import InMemoryStore
+        from adapters.memory_scopes import InMemoryStore
 
         return InMemoryStore()
 
@@ -57,6 +57,6 @@ class TestInMemoryLexicalIndex(LexicalIndexContract):
 class TestInMemoryOutbox(OutboxContract):
     @pytest.fixture
     def store(self):
-        from adapters.memory_artifacts import InMemoryStore
+        from adapters.memory_scopes import InMemoryStore
 
         return InMemoryStore()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from domain.model import Hit
 from entrypoints.mcp import render
-from entrypoints.mcp.toolsets.artifacts import render_results, stored_ids
+from entrypoints.mcp.toolsets.artifacts import stored_ids
+from entrypoints.mcp.toolsets.search import render_results
 
 PROVENANCE = {"source_system": "drive", "source_id": "d1", "source_url": "https://x.example/d1", "title": "Plan",
               "ts": "2025-01-01T00:00:00Z", "embedding_provider": "fake", "embedding_model": "hash",

@@ -18,6 +18,7 @@ from entrypoints.mcp import render
 from entrypoints.mcp.long_calls import StillRunning, run_long
 from entrypoints.mcp.tooling import Mode, PerArtifact, Profile
 from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
+from entrypoints.mcp.toolsets.search import render_results
 
 
 def enum(values: tuple[str, ...], nullable: bool = False) -> dict[str, Any]:

@@ -29,7 +29,8 @@ class SearchTools(Toolbox):
         expand_neighbors: Annotated[bool, Field(description="Include the chunks before and after")] = False,
         filters: Annotated[dict[str, Any] | None, Field(
             description="Optional: artifact_type, source_system, sensitivity, visibility_scope, "
-                        "time_range_start, time_range_end, conversation_id")] = None,
+                        "time_range_start, time_range_end, conversation_id; scope of session memories: "
+                        "session_id, session_iter, agent_id, task_code, memory_type, category, source, tags")] = None,
         mode: Mode = "hybrid",
         profile: Profile = None,
         per_artifact: PerArtifact = None,

@@ -1,0 +1,93 @@
+"""Artifacts filed by scope (labels in their JSON column), their reads, and the store's figures."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sqlalchemy import Column, Connection, Integer, String, Table, and_, delete, func, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+
+from adapters.fts import label_condition
+from adapters.sqlalchemy_artifacts import COMMITTED, SqlArtifactStore, _artifact, artifacts, chunks
+from adapters.sqlalchemy_base import metadata
+from domain.model import Artifact
+from domain.ports import ArtifactScopes
+from domain.validation import epoch
+
+access = Table(
+    "artifact_access", metadata,
+    Column("artifact_id", String(40), primary_key=True),
+    Column("accessed_at", String(40), nullable=False),
+    Column("access_count", Integer, nullable=False),
+)
+
+
+class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
+    def list_artifacts(self, source_system: str, labels: Mapping[str, str], limit: int, newest_first: bool = True,
+                       before: str | None = None) -> list[Artifact]:
+        dialect = self._engine.dialect.name
+        conditions = [f"a.status = '{COMMITTED}'", "a.source_system = :source"]
+        params: dict[str, object] = {"source": source_system, "limit": limit}
+        for n, (name, value) in enumerate(sorted(labels.items())):
+            conditions.append(label_condition(name, f"l{n}", dialect, row="a"))
+            params[f"l{n}"] = value
+        if before is not None:
+            conditions.append("a.ts_epoch < :before")
+            params["before"] = epoch(before)
+        order = "DESC" if newest_first else "ASC"
+        iter_order = ("CAST(a.labels AS jsonb) ->> 'iter_order'" if dialect == "postgresql"
+                      else "json_extract(a.labels, '$.iter_order')")
+        query = text(f"SELECT a.artifact_id FROM artifacts a WHERE {' AND '.join(conditions)} "
+                     f"ORDER BY COALESCE({iter_order}, '') {order}, a.ts_epoch {order}, a.artifact_id {order} "
+                     "LIMIT :limit")
+        with self._read() as conn:
+            ids = [row[0] for row in conn.execute(query, params)]
+            rows = conn.execute(select(artifacts).where(artifacts.c.artifact_id.in_(ids),
+                                                        artifacts.c.status == COMMITTED)).mappings().all()
+        found = {row["artifact_id"]: _artifact(row) for row in rows}
+        return [found[i] for i in ids if i in found]
+
+    def record_access(self, artifact_id: str, ts: str) -> tuple[str, int] | None:
+        with self._write() as conn:
+            known = conn.execute(select(artifacts.c.artifact_id).where(
+                artifacts.c.artifact_id == artifact_id, artifacts.c.status == COMMITTED)).first()
+            if known is None:
+                return None
+            dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+            conn.execute(dialect.insert(access).values(artifact_id=artifact_id, accessed_at=ts, access_count=1)
+                         .on_conflict_do_update(index_elements=[access.c.artifact_id],
+                                                set_={"accessed_at": ts, "access_count": access.c.access_count + 1}))
+            row = conn.execute(select(access.c.accessed_at, access.c.access_count)
+                               .where(access.c.artifact_id == artifact_id)).one()
+        return row.accessed_at, int(row.access_count)
+
+    def accesses(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(select(access).where(access.c.artifact_id.in_(list(ids)))).all()
+        return {row.artifact_id: (row.accessed_at, int(row.access_count)) for row in rows}
+
+    def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
+        committed = artifacts.c.status == COMMITTED
+        scope = and_(committed, artifacts.c.source_system == source_system) if source_system else committed
+        with self._read() as conn:
+            count = conn.execute(select(func.count()).select_from(artifacts).where(scope)).scalar() or 0
+            parts = conn.execute(select(func.count()).select_from(chunks.join(artifacts, and_(
+                chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version)))
+                .where(scope)).scalar() or 0
+        return int(count), int(parts)
+
+    def storage_bytes(self) -> int:
+        if self._engine.dialect.name == "postgresql":
+            with self._read() as conn:
+                return int(conn.execute(text("SELECT pg_database_size(current_database())")).scalar() or 0)
+        database = self._engine.url.database
+        if not database or database == ":memory:":
+            return 0
+        return sum(os.path.getsize(f) for f in (database, f"{database}-wal", f"{database}-shm") if Path(f).exists())
+
+    def _deleted(self, conn: Connection, artifact_id: str) -> None:
+        conn.execute(delete(access).where(access.c.artifact_id == artifact_id))
