@@ -23,6 +23,11 @@ from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory
 from domain.search.ranking import Ranker
 from domain.search.retrieve import Retriever
 from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
+from domain.sessions.search import FineSearch, Memories, MemorySearch, ScopedLookup, SectionSearch
+from domain.sessions.store import StoreSessionMemory
+from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, ExportDocument
+from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionStats, ListSessions, LoadTaskContext,
+                                     Reconstruct)
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -84,6 +89,12 @@ def _openai_embedder(settings: Settings, provider: str) -> object:
     )
 
 
+def _exporter(root: object) -> object:
+    from adapters.export_files import DirectoryExporter
+
+    return DirectoryExporter(root)  # type: ignore[arg-type]
+
+
 class Adapters(containers.DeclarativeContainer):
     """Clients and engines: built once, on first use (nothing heavy at import or start)."""
 
@@ -105,6 +116,7 @@ class Adapters(containers.DeclarativeContainer):
         host=settings.provided.chroma_host,
         port=settings.provided.chroma_port,
     )
+    exporter = providers.ThreadSafeSingleton(_exporter, settings.provided.export_dir)
 
 
 class Plugins(containers.DeclarativeContainer):
@@ -169,6 +181,25 @@ class UseCases(containers.DeclarativeContainer):
     reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,
                                 store=adapters.store, chunker=plugins.chunker, tokenizer=adapters.tokenizer)
     hybrid_search = providers.Factory(HybridSearch, retrieve=retrieve, artifacts=adapters.store)
+
+    # Spec 001's session memory: views over the artifacts (one store, one retrieval).
+    store_session_memory = providers.Factory(StoreSessionMemory, ingest=ingest_artifact)
+    session_memories = providers.Factory(Memories, store=adapters.store, scopes=adapters.store)
+    scoped_lookup = providers.Factory(ScopedLookup, scopes=adapters.store, memories=session_memories)
+    fine_search = providers.Factory(FineSearch, retrieve=retrieve, store=adapters.store, embedder=adapters.embedder)
+    section_search = providers.Factory(SectionSearch, fine=fine_search, store=adapters.store)
+    session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=adapters.store,
+                                              memories=session_memories)
+    expand_chunk = providers.Factory(ExpandChunk, store=adapters.store)
+    reconstruct_memory = providers.Factory(Reconstruct, store=adapters.store)
+    get_session_memory = providers.Factory(GetSessionMemory, store=adapters.store, scopes=adapters.store)
+    session_stats = providers.Factory(GetSessionStats, scopes=adapters.store)
+    list_sessions = providers.Factory(ListSessions, scopes=adapters.store)
+    load_task_context = providers.Factory(LoadTaskContext, scopes=adapters.store, memories=session_memories)
+    export_document = providers.Factory(ExportDocument, store=adapters.store, exporter=adapters.exporter)
+    delete_session_memory = providers.Factory(DeleteSessionMemory, store=adapters.store, delete=delete_artifact)
+    cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=adapters.store, delete=delete_artifact,
+                                             audit_log=adapters.store)
 
 
 class Application(containers.DeclarativeContainer):

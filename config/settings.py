@@ -73,7 +73,8 @@ class Settings(BaseSettings):
     # Vector-only hits below this cosine similarity are left out (default: by embedder, MIN_SIMILARITY).
     memtrove_min_similarity: float | None = Field(None, ge=-1.0, le=1.0)
     memtrove_per_artifact: int = Field(3, ge=1, le=10)  # results one document may take in a search
-    memtrove_toolsets: str = "core"  # comma-separated toolsets (core, sessions, zapomni) or all
+    memtrove_toolsets: str = "core"
+    memtrove_export_dir: Path | None = None  # write_document_to_file writes only here (default <data dir>/exports)  # comma-separated toolsets (core, sessions, zapomni) or all
 
     chroma_host: str | None = None
     chroma_port: int = Field(8001, ge=1, le=65535)
@@ -100,7 +101,7 @@ class Settings(BaseSettings):
         names = self.memtrove_toolsets.split(",")
         return TOOLSETS if "all" in names else tuple(n for n in TOOLSETS if n in names)
 
-    @field_validator("chroma_host", "openai_base_url", "memtrove_database_url", mode="before")
+    @field_validator("chroma_host", "openai_base_url", "memtrove_database_url", "memtrove_export_dir", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -113,6 +114,10 @@ class Settings(BaseSettings):
     @property
     def database_url(self) -> str:
         return self.memtrove_database_url or f"sqlite:///{self.memtrove_data_dir / 'memtrove.sqlite3'}"
+
+    @property
+    def export_dir(self) -> Path:
+        return self.memtrove_export_dir or self.memtrove_data_dir / "exports"
 
     @property
     def chroma_path(self) -> str:

@@ -419,3 +419,14 @@ class ArtifactScopes(Protocol):
     def storage_bytes(self) -> int:
         """What the store takes on disk (its database files, or the database server's figure)."""
         ...
+
+
+@runtime_checkable
+class DocumentExporter(Protocol):
+    """Writes documents under one export directory, and nowhere else."""
+
+    def write(self, relative_path: str, text: str) -> tuple[str, int]:
+        """Write ``text`` (UTF-8) at ``relative_path`` inside the export directory, atomically; the
+        absolute path written and its size in bytes. A path leading outside it (absolute, ``..``, a
+        symbolic link anywhere on the way) raises ValidationError on ``output_path`` and writes nothing."""
+        ...

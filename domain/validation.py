@@ -44,10 +44,10 @@ def require_id(field: str, value: object, prefix: str, pattern: re.Pattern[str],
     return value
 
 
-def optional_text(field: str, value: object, max_chars: int) -> str | None:
+def optional_text(field: str, value: object, max_chars: int, label: str | None = None) -> str | None:
     if value is None:
         return None
-    return require_text(field, value, max_chars)
+    return require_text(field, value, max_chars, label)
 
 
 def require_int(field: str, value: object, low: int, high: int | None = None) -> int:

@@ -17,11 +17,15 @@ from entrypoints.mcp.toolsets.artifacts import ArtifactTools
 from entrypoints.mcp.toolsets.history import HistoryTools
 from entrypoints.mcp.toolsets.memories import MemoryTools
 from entrypoints.mcp.toolsets.search import SearchTools
+from entrypoints.mcp.toolsets.sessions_search import SessionSearchTools
+from entrypoints.mcp.toolsets.sessions_store import SessionStoreTools
+from entrypoints.mcp.toolsets.sessions_utility import SessionUtilityTools
 from entrypoints.mcp.toolsets.upkeep import UpkeepTools
 from entrypoints.runtime import Runtime
 
 TOOLSETS: dict[str, tuple[type[Toolbox], ...]] = {
     "core": (MemoryTools, HistoryTools, ArtifactTools, SearchTools, UpkeepTools),
+    "sessions": (SessionStoreTools, SessionSearchTools, SessionUtilityTools),
 }
 TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)
 

@@ -1,0 +1,97 @@
+"""Spec 001's result and error shapes for the sessions toolset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from domain.errors import MemtroveError, ValidationError
+from domain.model import ArtifactChunk
+from domain.sessions.scope import SessionMemory, chunk_type, header_path, section_level, session_label
+from domain.sessions.search import SCOPED_SIMILARITY, Passage, Section
+from domain.sessions.store import StoredSessionMemory
+from entrypoints.mcp import render
+
+ERROR_TYPES = {"validation_error": "ValidationError", "not_found": "NotFoundError", "storage_error": "DatabaseError",
+               "embedding_error": "EmbeddingError", "configuration_error": "ConfigurationError"}
+
+
+def failure(exc: MemtroveError) -> CallToolResult:
+    """``success: false``, the error's type, its message (and the field, for bad input); isError set."""
+    body: dict[str, Any] = {"success": False, "error": ERROR_TYPES.get(exc.kind, "MemoryError"), "message": exc.message}
+    if isinstance(exc, ValidationError):
+        body["field"] = exc.field
+    return CallToolResult(content=[TextContent(type="text", text=f"{body['error']}: {exc.message}")],
+                          structured_content=body, is_error=True)
+
+
+def ok(body: dict[str, Any], text: str) -> CallToolResult:
+    return render.ok({"success": True, **body, "error": None}, text)
+
+
+def stored(result: StoredSessionMemory) -> CallToolResult:
+    a = result.artifact
+    what = session_label(a, "memory_type")
+    message = (f"Memory already stored (duplicate content in this scope): {a.id}" if result.duplicate else
+               f"Stored {what} {a.id}" + (f" in {result.chunks_created} chunks" if result.chunks_created else ""))
+    return ok({"memory_id": a.id, "memory_type": what, "agent_id": session_label(a, "agent_id"),
+               "session_id": session_label(a, "session_id"), "content_hash": a.content_hash[:16],
+               "chunks_created": result.chunks_created, "created_at": a.ts, "duplicate": result.duplicate,
+               "message": message}, message)
+
+
+def memory(m: SessionMemory, similarity: float = SCOPED_SIMILARITY, source: str = "scoped") -> dict[str, Any]:
+    a = m.artifact
+    tags = a.labels.get("tags") or []
+    return {"id": a.id, "memory_type": session_label(a, "memory_type"), "agent_id": session_label(a, "agent_id"),
+            "session_id": session_label(a, "session_id"), "session_iter": session_label(a, "session_iter"),
+            "task_code": session_label(a, "task_code"), "content": m.content, "title": a.title, "description": None,
+            "tags": list(tags), "metadata": {"category": session_label(a, "category"), "chunk_count": a.num_chunks,
+                                             "token_count": a.token_count},
+            "content_hash": a.content_hash[:16], "created_at": a.ts, "updated_at": a.ingested_at,
+            "accessed_at": m.accessed_at, "access_count": m.access_count, "similarity": similarity,
+            "source_type": source}
+
+
+def memories(found: list[dict[str, Any]], query: str | None, filters: dict[str, Any], limit: int,
+             latest_first: bool) -> CallToolResult:
+    lines = [f"Found {len(found)} memories" + (f" for {query!r}" if query else "") + ":"]
+    lines += [f"[{m['id']}] {m['memory_type']} {m['session_id'] or ''} {m['session_iter'] or ''} "
+              f"({m['agent_id']}, {m['created_at']}): {render.preview(m['content'], 100)}" for m in found]
+    return ok({"results": found, "total_results": len(found), "query": query, "filters": filters, "limit": limit,
+               "latest_first": latest_first, "message": None}, "\n".join(lines))
+
+
+def chunk_fields(chunk: ArtifactChunk) -> dict[str, Any]:
+    return {"chunk_type": chunk_type(chunk), "header_path": header_path(chunk), "level": section_level(chunk)}
+
+
+def whole_fields(title: str | None) -> dict[str, Any]:
+    return {"chunk_type": "text", "header_path": f"# {title}" if title else "", "level": 1 if title else 0}
+
+
+def passage(p: Passage) -> dict[str, Any]:
+    c = p.chunk
+    return {"chunk_id": c.id if c else p.artifact.id, "memory_id": p.artifact.id, "chunk_index": c.index if c else 0,
+            "chunk_content": p.text, **(chunk_fields(c) if c else whole_fields(p.artifact.title)),
+            "similarity": p.similarity, "source": "chunk", "granularity": "fine"}
+
+
+def section(s: Section) -> dict[str, Any]:
+    path = " > ".join(f"{'#' * (i + 1)} {t}" for i, t in enumerate(s.key)) or \
+        (header_path(s.chunks[0]) if s.chunks else whole_fields(s.artifact.title)["header_path"])
+    return {"memory_id": s.artifact.id, "section_header": path, "section_content": s.content, "header_path": path,
+            "chunks_in_section": max(1, len(s.chunks)), "matched_chunks": s.matched,
+            "match_ratio": round(s.match_ratio, 4), "auto_merged": s.match_ratio >= 0.6, "similarity": s.similarity,
+            "source": "expanded_section", "granularity": "medium"}
+
+
+def granular(results: list[dict[str, Any]], granularity: str, query: str) -> CallToolResult:
+    lines = [f"Found {len(results)} {granularity} results for {query!r}:"]
+    for r in results:
+        where = r.get("header_path") or r.get("section_header") or ""
+        text = r.get("chunk_content") or r.get("section_content") or ""
+        lines.append(f"[{r['memory_id']}] {r['similarity']:.3f} {where}: {render.preview(text, 100)}")
+    return ok({"results": results, "total_results": len(results), "granularity": granularity, "message": None},
+              "\n".join(lines))

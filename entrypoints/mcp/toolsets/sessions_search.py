@@ -1,0 +1,119 @@
+"""Sessions toolset (spec 001): scoped searches and the three granularities over reports, working
+memory and the knowledge base (FINE chunks, MEDIUM sections, COARSE whole documents)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from domain.sessions.scope import scope_filter
+from domain.sessions.search import FineSearch, MemorySearch, ScopedLookup, SectionSearch, check_query
+from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
+from entrypoints.mcp.toolsets import sessions_render as out
+
+SessionId = Annotated[str, Field(description="Session identifier")]
+Query = Annotated[str, Field(description="Search query, 1-1000 characters")]
+CoarseQuery = Annotated[str | None, Field(description="Accepted for compatibility: whole documents come in scope "
+                                                      "order (iteration, then time), not ranked by it")]
+OptionalQuery = Annotated[str | None, Field(description="Search query (omit for a scoped listing)")]
+Agent = Annotated[str | None, Field(description="Only this agent's")]
+Session = Annotated[str | None, Field(description="Only this session's")]
+Iteration = Annotated[str | None, Field(description="Only this iteration's")]
+Task = Annotated[str | None, Field(description="Only this task's")]
+Category = Annotated[str | None, Field(description="Only this category's")]
+LatestFirst = Annotated[bool, Field(description="Newest iteration first (false: oldest first)")]
+
+
+def _limit(default: int) -> Any:
+    return Annotated[int, Field(description=f"Max results, 1-100 (default {default})")]
+
+
+Limit5, Limit10, Limit3 = _limit(5), _limit(10), _limit(3)
+
+
+class SessionSearchTools(Toolbox):
+    toolset = "sessions"
+    failure = staticmethod(out.failure)
+
+    def _scoped(self, memory_type: str, limit: int, latest_first: bool, query: str | None = None,
+                **scope: str | None) -> CallToolResult:
+        labels = scope_filter(memory_type, **scope)
+        found = self.use(ScopedLookup)()(labels, limit, latest_first)
+        return out.memories([out.memory(m) for m in found], query, labels, limit, latest_first)
+
+    def _search(self, memory_type: str, granularity: str, query: str | None, limit: int,
+                **scope: str | None) -> CallToolResult:
+        labels = scope_filter(memory_type, **scope)
+        if granularity == "coarse":
+            if query is not None:
+                check_query(query)
+            found = self.use(ScopedLookup)()(labels, limit, True)
+            return out.ok({"results": [out.memory(m) for m in found], "total_results": len(found),
+                           "granularity": "coarse", "message": None},
+                          f"Found {len(found)} documents: " + ", ".join(m.artifact.id for m in found))
+        if granularity == "medium":
+            sections = self.use(SectionSearch)()(query, labels, limit)
+            return out.granular([out.section(s) for s in sections], "medium", str(query))
+        passages = self.use(FineSearch)()(query, labels, limit)
+        return out.granular([out.passage(p) for p in passages], "fine", str(query))
+
+    @tool("Session context memories of a session (scoped, newest iteration first).", annotations=READ_ONLY)
+    def search_session_context(self, session_id: SessionId, session_iter: Iteration = None, limit: Limit5 = 5,
+                               latest_first: LatestFirst = True) -> CallToolResult:
+        return self._scoped("session_context", limit, latest_first, session_id=session_id, session_iter=session_iter)
+
+    @tool("Original user prompts of a session (scoped, newest iteration first).", annotations=READ_ONLY)
+    def search_input_prompts(self, session_id: SessionId, session_iter: Iteration = None, limit: Limit5 = 5,
+                             latest_first: LatestFirst = True) -> CallToolResult:
+        return self._scoped("input_prompt", limit, latest_first, session_id=session_id, session_iter=session_iter)
+
+    @tool("System memory (configs, commands): by meaning and words with a query, else scoped.",
+          annotations=READ_ONLY)
+    def search_system_memory(self, query: OptionalQuery = None, agent_id: Agent = None, session_id: Session = None,
+                             session_iter: Iteration = None, task_code: Task = None,
+                             limit: Limit10 = 10) -> CallToolResult:
+        scope = {"agent_id": agent_id, "session_id": session_id, "session_iter": session_iter, "task_code": task_code}
+        if query is None:
+            return self._scoped("system_memory", limit, True, **scope)
+        labels = scope_filter("system_memory", **scope)
+        found = self.use(MemorySearch)()(query, labels, limit)
+        return out.memories([out.memory(m, similarity, "vector") for m, similarity in found], query, labels,
+                            limit, True)
+
+
+GRANULARITIES = {"specific_chunks": ("fine", 10, "FINE: the best chunks (~a section each), similarity per chunk"),
+                 "section_context": ("medium", 5, "MEDIUM: matching chunks grouped by H1 > H2 section, each "
+                                                  "section whole, auto_merged when >= 60% of it matched"),
+                 "full_documents": ("coarse", 3, "COARSE: whole documents in scope order (similarity 2.0)")}
+KINDS = {"reports": ("report", "reports"), "working_memory": ("working_memory", "working memory"),
+         "knowledge_base": ("knowledge_base", "knowledge base entries")}
+
+
+def _granular(kind: str, suffix: str) -> Callable[..., CallToolResult]:
+    memory_type, shown = KINDS[kind]
+    granularity, default, summary = GRANULARITIES[suffix]
+    limit_type = {10: Limit10, 5: Limit5, 3: Limit3}[default]
+    if kind == "knowledge_base":
+        def search(self: SessionSearchTools, query: Query, agent_id: Agent = None, category: Category = None,
+                   limit: int = default) -> CallToolResult:
+            return self._search(memory_type, granularity, query, limit, agent_id=agent_id, category=category)
+    else:
+        def search(self: SessionSearchTools, query: Query, agent_id: Agent = None, session_id: Session = None,
+                   session_iter: Iteration = None, task_code: Task = None, limit: int = default) -> CallToolResult:
+            return self._search(memory_type, granularity, query, limit, agent_id=agent_id, session_id=session_id,
+                                session_iter=session_iter, task_code=task_code)
+    search.__annotations__ = {**search.__annotations__, "limit": limit_type}
+    if granularity == "coarse":
+        search.__annotations__["query"] = CoarseQuery
+        search.__defaults__ = (None, *search.__defaults__) if search.__defaults__ else (None,)
+    search.__name__ = search.__qualname__ = f"search_{kind}_{suffix}"
+    return tool(f"Search {shown}. {summary}.", annotations=READ_ONLY)(search)
+
+
+for _kind in KINDS:
+    for _suffix in GRANULARITIES:
+        _made = _granular(_kind, _suffix)
+        setattr(SessionSearchTools, _made.__name__, _made)
