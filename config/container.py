@@ -21,6 +21,7 @@ from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
 from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory
 from domain.search.ranking import Ranker
+from domain.search.passages import PassageSearch
 from domain.search.retrieve import Retriever
 from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
 from domain.sessions.search import FineSearch, Memories, MemorySearch, ScopedLookup, SectionSearch
@@ -28,6 +29,7 @@ from domain.sessions.store import StoreSessionMemory
 from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, ExportDocument
 from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionStats, ListSessions, LoadTaskContext,
                                      Reconstruct)
+from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -186,7 +188,9 @@ class UseCases(containers.DeclarativeContainer):
     store_session_memory = providers.Factory(StoreSessionMemory, ingest=ingest_artifact)
     session_memories = providers.Factory(Memories, store=adapters.store, scopes=adapters.store)
     scoped_lookup = providers.Factory(ScopedLookup, scopes=adapters.store, memories=session_memories)
-    fine_search = providers.Factory(FineSearch, retrieve=retrieve, store=adapters.store, embedder=adapters.embedder)
+    passage_search = providers.Factory(PassageSearch, retrieve=retrieve, store=adapters.store,
+                                       embedder=adapters.embedder)
+    fine_search = providers.Factory(FineSearch, search=passage_search)
     section_search = providers.Factory(SectionSearch, fine=fine_search, store=adapters.store)
     session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=adapters.store,
                                               memories=session_memories)
@@ -198,6 +202,11 @@ class UseCases(containers.DeclarativeContainer):
     load_task_context = providers.Factory(LoadTaskContext, scopes=adapters.store, memories=session_memories)
     export_document = providers.Factory(ExportDocument, store=adapters.store, exporter=adapters.exporter)
     delete_session_memory = providers.Factory(DeleteSessionMemory, store=adapters.store, delete=delete_artifact)
+    # Spec 002's Zapomni tools: the same artifacts and retrieval; one latency meter per process.
+    zapomni_meter = providers.ThreadSafeSingleton(LatencyMeter)
+    add_memory = providers.Factory(AddMemory, ingest=ingest_artifact)
+    search_memory = providers.Factory(SearchMemory, search=passage_search, meter=zapomni_meter)
+    zapomni_stats = providers.Factory(GetStats, scopes=adapters.store, meter=zapomni_meter)
     cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=adapters.store, delete=delete_artifact,
                                              audit_log=adapters.store)
 

@@ -7,15 +7,14 @@ lookups (COARSE, and the searches without a query) read whole memories in iterat
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, reconstruct
+from domain.artifacts.usecases import reconstruct
 from domain.errors import StorageError
-from domain.model import Artifact, ArtifactChunk, Hit
-from domain.ports import ArtifactScopes, ArtifactStore, Embedder
-from domain.search.retrieve import Retriever
+from domain.model import Artifact, ArtifactChunk
+from domain.ports import ArtifactScopes, ArtifactStore
+from domain.search.passages import Passage, PassageSearch
 from domain.search.usecases import check_flag
 from domain.sessions.scope import SOURCE, SessionMemory, section_key
 from domain.validation import require_int, require_text
@@ -29,16 +28,6 @@ def check_query(query: object) -> str:
 
 def check_limit(limit: object) -> int:
     return require_int("limit", limit, 1, 100)
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """A FINE result: a chunk of a memory, or a memory kept whole (``chunk`` None)."""
-
-    artifact: Artifact
-    chunk: ArtifactChunk | None
-    text: str
-    similarity: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,40 +80,13 @@ class ScopedLookup:
 class FineSearch:
     """The best chunks (or whole short memories) for the query within the scope."""
 
-    retrieve: Retriever
-    store: ArtifactStore
-    embedder: Embedder
+    search: PassageSearch
 
     def __call__(self, query: object, labels: dict[str, str], limit: object) -> list[Passage]:
-        text = check_query(query)
-        return self.passages(text, labels, check_limit(limit))
+        return self.passages(check_query(query), labels, check_limit(limit))
 
     def passages(self, query: str, labels: dict[str, str], limit: int) -> list[Passage]:
-        where = {"source_system": SOURCE, **labels}
-        hits = self.retrieve(query, {WHOLE: where, CHUNKS: where}, limit, per_artifact=limit)
-        artifacts = self.store.get_artifacts(sorted({str(h.fields["artifact_id"]) for h in hits}))
-        chunks = self.store.get_chunks([h.id for h in hits if h.type == "chunk"])
-        found: list[tuple[Hit, Passage]] = []
-        for hit in hits:
-            artifact = artifacts.get(str(hit.fields["artifact_id"]))
-            chunk = chunks.get(hit.id)
-            if artifact is None or (hit.type == "chunk" and chunk is None):
-                continue  # deleted since it was ranked
-            passage_text = chunk.content if chunk is not None else (artifact.content or "")
-            found.append((hit, Passage(artifact, chunk, passage_text, float(hit.fields.get("similarity") or 0.0))))
-        return self._with_similarity(query, found)
-
-    def _with_similarity(self, query: str, found: list[tuple[Hit, Passage]]) -> list[Passage]:
-        """Hits found by words alone carry no cosine: it is computed for them (a few passages at most)."""
-        missing = [(i, p) for i, (h, p) in enumerate(found) if h.fields.get("similarity") is None]
-        passages = [p for _, p in found]
-        if missing:
-            vectors = self.embedder.embed_documents(
-                [embedded_text(p.chunk) if p.chunk is not None else p.text[:4_000] for _, p in missing])
-            asked = self.embedder.embed_query(query)
-            for (i, p), vector in zip(missing, vectors, strict=True):
-                passages[i] = Passage(p.artifact, p.chunk, p.text, round(max(0.0, cosine(asked, vector)), 6))
-        return passages
+        return self.search(query, {"source_system": SOURCE, **labels}, limit, per_artifact=limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +149,3 @@ class MemorySearch:
         artifacts = self.store.get_artifacts(ids)
         found = self.memories([artifacts[i] for i in ids if i in artifacts])
         return [(m, best[m.artifact.id]) for m in found]
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0

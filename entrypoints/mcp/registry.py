@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from mcp.server.mcpserver.tools import Tool
 
+from config.settings import TOOLSETS as SETTINGS_TOOLSETS
 from entrypoints.mcp.toolkit import Toolbox
 from entrypoints.mcp.toolsets.artifacts import ArtifactTools
 from entrypoints.mcp.toolsets.history import HistoryTools
@@ -21,18 +22,16 @@ from entrypoints.mcp.toolsets.sessions_search import SessionSearchTools
 from entrypoints.mcp.toolsets.sessions_store import SessionStoreTools
 from entrypoints.mcp.toolsets.sessions_utility import SessionUtilityTools
 from entrypoints.mcp.toolsets.upkeep import UpkeepTools
+from entrypoints.mcp.toolsets.zapomni import ZapomniTools
 from entrypoints.runtime import Runtime
 
 TOOLSETS: dict[str, tuple[type[Toolbox], ...]] = {
     "core": (MemoryTools, HistoryTools, ArtifactTools, SearchTools, UpkeepTools),
     "sessions": (SessionStoreTools, SessionSearchTools, SessionUtilityTools),
+    "zapomni": (ZapomniTools,),
 }
+assert tuple(TOOLSETS) == SETTINGS_TOOLSETS, "config.settings.TOOLSETS names the registry's toolsets"
 TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)
-
-
-def register(name: str, *toolboxes: type[Toolbox]) -> None:
-    """Add a toolset (the later ones register themselves here, beside core)."""
-    TOOLSETS[name] = toolboxes
 
 
 def build_tools(runtime: Runtime, toolsets: Sequence[str]) -> list[Tool]:

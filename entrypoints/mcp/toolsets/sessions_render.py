@@ -9,7 +9,8 @@ from mcp.types import CallToolResult, TextContent
 from domain.errors import MemtroveError, ValidationError
 from domain.model import ArtifactChunk
 from domain.sessions.scope import SessionMemory, chunk_type, header_path, section_level, session_label
-from domain.sessions.search import SCOPED_SIMILARITY, Passage, Section
+from domain.search.passages import Passage
+from domain.sessions.search import SCOPED_SIMILARITY, Section
 from domain.sessions.store import StoredSessionMemory
 from entrypoints.mcp import render
 

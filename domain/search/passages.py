@@ -1,0 +1,64 @@
+"""Passage search: the best chunks (or whole short artifacts) for a query inside a filter, each with
+its cosine similarity to the query, for the toolsets that report one (spec 001, spec 002)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text
+from domain.model import Artifact, ArtifactChunk, Hit
+from domain.ports import ArtifactStore, Embedder, Filter
+from domain.search.retrieve import Retriever
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A FINE result: a chunk of a memory, or a memory kept whole (``chunk`` None)."""
+
+    artifact: Artifact
+    chunk: ArtifactChunk | None
+    text: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class PassageSearch:
+    """Hybrid retrieval over artifacts and chunks inside ``where``; hits found by words alone carry
+    no cosine from the ranking, so it is computed for them (a few passages at most)."""
+
+    retrieve: Retriever
+    store: ArtifactStore
+    embedder: Embedder
+
+    def __call__(self, query: str, where: Filter, limit: int, per_artifact: int | None = None) -> list[Passage]:
+        hits = self.retrieve(query, {WHOLE: where, CHUNKS: where}, limit, per_artifact=per_artifact)
+        artifacts = self.store.get_artifacts(sorted({str(h.fields["artifact_id"]) for h in hits}))
+        chunks = self.store.get_chunks([h.id for h in hits if h.type == "chunk"])
+        found: list[tuple[Hit, Passage]] = []
+        for hit in hits:
+            artifact = artifacts.get(str(hit.fields["artifact_id"]))
+            chunk = chunks.get(hit.id)
+            if artifact is None or (hit.type == "chunk" and chunk is None):
+                continue  # deleted since it was ranked
+            text = chunk.content if chunk is not None else (artifact.content or "")
+            found.append((hit, Passage(artifact, chunk, text, float(hit.fields.get("similarity") or 0.0))))
+        return self._with_similarity(query, found)
+
+    def _with_similarity(self, query: str, found: list[tuple[Hit, Passage]]) -> list[Passage]:
+        missing = [(i, p) for i, (h, p) in enumerate(found) if h.fields.get("similarity") is None]
+        passages = [p for _, p in found]
+        if missing:
+            vectors = self.embedder.embed_documents(
+                [embedded_text(p.chunk) if p.chunk is not None else p.text[:4_000] for _, p in missing])
+            asked = self.embedder.embed_query(query)
+            for (i, p), vector in zip(missing, vectors, strict=True):
+                passages[i] = Passage(p.artifact, p.chunk, p.text, round(max(0.0, cosine(asked, vector)), 6))
+        return passages
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
