@@ -34,7 +34,7 @@ SEND_ATTEMPTS = 3
 
 
 def run_bridge(settings: Settings) -> int:
-    bridge = Bridge(OwnerLauncher(data_dir_of(settings), embedder_label(settings)))
+    bridge = Bridge(OwnerLauncher(data_dir_of(settings), embedder_label(settings), settings.toolsets))
     try:
         bridge.open()
     except Unavailable as exc:

@@ -12,7 +12,8 @@ from typing import Any
 from loguru import logger
 
 from entrypoints.cli import memtrove_command
-from entrypoints.shared import OWNER_BUSY, connect, describe, lock_is_held, log_path, read_holder, socket_path
+from entrypoints.shared import (OWNER_BUSY, bridge_hello, connect, describe, lock_is_held, log_path, read_holder,
+                                socket_path)
 
 START_TIMEOUT = 60.0  # seconds for a started server to listen (stores opened, profile checked)
 POLL_SECONDS = 0.05
@@ -25,9 +26,10 @@ class Unavailable(Exception):
 class OwnerLauncher:
     """Finds the data dir's server, starting one (detached) when none runs."""
 
-    def __init__(self, data_dir: Path, embedder: str) -> None:
+    def __init__(self, data_dir: Path, embedder: str, toolsets: tuple[str, ...] = ("core",)) -> None:
         self.data_dir = data_dir
         self.embedder = embedder  # what this client is configured for; the running server must match
+        self.toolsets = toolsets  # the tools this client sees (the server serves each connection its own)
         self.path = socket_path(data_dir)
         self.log = log_path(data_dir)
         self.processes: list[subprocess.Popen[bytes]] = []  # kept only to reap them
@@ -41,6 +43,11 @@ class OwnerLauncher:
                               f"the embedder {holder['embedder']}, but this client is configured for {self.embedder} "
                               "(MEMTROVE_EMBEDDER, OPENAI_EMBED_MODEL, OPENAI_EMBED_DIMS): give every client of a "
                               "data dir the same settings, or use another MEMTROVE_DATA_DIR")
+        try:
+            sock.sendall(bridge_hello(self.toolsets))
+        except OSError as exc:
+            sock.close()
+            raise Unavailable(f"the memtrove server closed the connection: {exc}") from None
         return sock
 
     def _reach(self) -> socket.socket:

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from mcp.shared.message import SessionMessage
 
 from config.settings import Settings
 from entrypoints.shared import (OWNER_BUSY, DataDirBusy, DataDirLock, data_dir_of, embedder_label, log_path,
-                                prepare_socket_dir, socket_path)
+                                prepare_socket_dir, read_hello, socket_path)
 
 READ_CHUNK = 1 << 16
 MAX_MESSAGE = 64 << 20  # bytes in one JSON-RPC line; a 10 MB artifact, JSON-escaped, fits
@@ -55,7 +55,7 @@ def run_owner(settings: Settings) -> int:
         try:
             runtime.start()
             runtime.check_store()
-            anyio.run(serve_connections, build_server(runtime), path, settings.memtrove_idle_timeout)
+            anyio.run(serve_connections, Servers(runtime, build_server), path, settings.memtrove_idle_timeout)
         finally:
             runtime.shutdown()
             with suppress(FileNotFoundError):
@@ -84,10 +84,29 @@ def log_to_file(path: Path) -> None:
     os.close(fd)
 
 
-async def serve_connections(server: MCPServer, path: Path, idle_timeout: float) -> None:
-    """Listen on ``path`` (mode 0600) and run the MCP session loop once per accepted connection."""
+class Servers:
+    """One MCP server per set of toolsets asked for, over the one Runtime (built on first ask)."""
+
+    def __init__(self, runtime: Any, build: Callable[..., MCPServer]) -> None:
+        self.runtime, self.build = runtime, build
+        self.default: tuple[str, ...] = tuple(runtime.settings.toolsets)
+        self.built: dict[tuple[str, ...], Any] = {}
+
+    def lowlevel(self, toolsets: tuple[str, ...] | None = None) -> Any:
+        """The low-level server of those toolsets (unknown names dropped; none left: the default)."""
+        from config.settings import TOOLSETS
+
+        chosen = tuple(n for n in TOOLSETS if n in (toolsets or ())) or self.default
+        if chosen not in self.built:
+            self.built[chosen] = self.build(self.runtime, chosen)._lowlevel_server  # noqa: SLF001
+        return self.built[chosen]
+
+
+async def serve_connections(servers: Servers, path: Path, idle_timeout: float) -> None:
+    """Listen on ``path`` (mode 0600) and run the MCP session loop once per accepted connection, with
+    the toolsets the connection's bridge asks for in its first line (else the server's own)."""
     # MCPServer.run_stdio_async drives its low-level server the same way, once, over stdin/stdout.
-    lowlevel = server._lowlevel_server  # noqa: SLF001
+    lowlevel = servers.lowlevel()
     options = lowlevel.create_initialization_options()
     clients = Clients()
     umask = os.umask(0o177)  # the socket is created 0600: no moment where another user could connect
@@ -100,8 +119,13 @@ async def serve_connections(server: MCPServer, path: Path, idle_timeout: float) 
         async def session(stream: ByteStream) -> None:
             clients.opened()
             try:
-                async with stream, message_streams(stream) as (read, write):
-                    await serve_dual_era_loop(lowlevel, read, write, lifespan_state=state, init_options=options)
+                lines = read_lines(stream)
+                first = await anext(lines, None)
+                asked = read_hello(first) if first is not None else None
+                chosen = servers.lowlevel(asked)
+                async with stream, message_streams(stream, chain(first if asked is None else None, lines)) as (
+                        read, write):
+                    await serve_dual_era_loop(chosen, read, write, lifespan_state=state, init_options=options)
             except Exception as exc:  # one session's failure never ends the others
                 logger.opt(exception=exc).warning("session_failed")
             finally:
@@ -149,8 +173,16 @@ class Clients:
             await anyio.sleep(min(1.0, timeout / 4))
 
 
+async def chain(first: bytes | None, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if first is not None:
+        yield first
+    async for line in rest:
+        yield line
+
+
 @asynccontextmanager
-async def message_streams(stream: ByteStream) -> AsyncIterator[tuple[Any, Any]]:
+async def message_streams(stream: ByteStream, lines: AsyncIterator[bytes] | None = None
+                          ) -> AsyncIterator[tuple[Any, Any]]:
     """MCP message streams over a byte stream of newline-delimited JSON-RPC, as ``stdio_server`` makes them.
 
     Symmetric: the owner serves a session over it, and a client (the tests' direct one) can speak over it.
@@ -160,7 +192,7 @@ async def message_streams(stream: ByteStream) -> AsyncIterator[tuple[Any, Any]]:
 
     async def reader() -> None:
         async with read_writer:
-            async for line in read_lines(stream):
+            async for line in lines if lines is not None else read_lines(stream):
                 try:
                     message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except Exception as exc:

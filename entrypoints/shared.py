@@ -188,3 +188,22 @@ def connect(path: Path | str) -> socket.socket | None:
         sock.close()
         return None
     return sock
+
+
+HELLO_KEY = "memtrove_bridge"
+
+
+def bridge_hello(toolsets: tuple[str, ...]) -> bytes:
+    """The line a bridge sends first on a connection: the toolsets its client was configured for."""
+    return json.dumps({HELLO_KEY: {"toolsets": list(toolsets)}}).encode() + b"\n"
+
+
+def read_hello(line: bytes) -> tuple[str, ...] | None:
+    """The toolsets a bridge's first line asks for; None when the line is not a bridge's hello."""
+    if HELLO_KEY.encode() not in line[:64]:
+        return None
+    try:
+        asked = json.loads(line)[HELLO_KEY]["toolsets"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return tuple(str(name) for name in asked) if isinstance(asked, list) else None
