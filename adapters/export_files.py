@@ -21,10 +21,15 @@ class DirectoryExporter(DocumentExporter):
     def write(self, relative_path: str, text: str) -> tuple[str, int]:
         if "\x00" in relative_path:
             raise ValidationError("output_path", "output_path must not contain NUL characters")
+        parts = relative_path.replace("\\", "/").split("/")
+        if relative_path.startswith(("/", "\\")) or Path(relative_path).is_absolute() or ".." in parts:
+            raise ValidationError("output_path", f"output_path {relative_path!r} leads outside the export directory "
+                                                 "(it must be relative, without '..')")
         root = self.root.resolve()
-        target = root.joinpath(*[p for p in relative_path.replace("\\", "/").split("/") if p not in ("", ".")])
-        if target == root or root not in target.parents or ".." in Path(relative_path).parts:
-            raise ValidationError("output_path", f"output_path {relative_path!r} leads outside the export directory")
+        target = root.joinpath(*[p for p in parts if p not in ("", ".")])
+        if target == root or root not in target.parents:
+            raise ValidationError("output_path", f"output_path {relative_path!r} does not name a file inside the "
+                                                 "export directory")
         try:
             root.mkdir(parents=True, exist_ok=True)
             here = root

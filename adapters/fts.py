@@ -80,7 +80,11 @@ def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -
 
 
 def label_condition(name: str, param: str, dialect: str, row: str = "b") -> str:
-    """SQL true when the artifact row's labels hold ``name`` = :param (a tag: its list holds :param)."""
+    """SQL true when the artifact row's labels hold ``name`` = :param (a tag: its list holds :param).
+
+    ``name`` is written into the SQL: only LABEL_KEYS and ``tag:`` names are accepted."""
+    if name not in LABEL_KEYS and not name.startswith(TAG_PREFIX):
+        raise ValueError(f"no label {name!r}: labels are {', '.join(LABEL_KEYS)} and tag:<name>")
     if name.startswith(TAG_PREFIX):
         if dialect == "postgresql":
             return f"jsonb_exists(CAST({row}.labels AS jsonb) -> '{TAGS}', :{param})"

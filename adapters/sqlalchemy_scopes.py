@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from adapters.fts import label_condition
 from adapters.sqlalchemy_artifacts import COMMITTED, SqlArtifactStore, _artifact, artifacts, chunks
 from adapters.sqlalchemy_base import metadata
-from domain.model import Artifact
+from domain.model import TAG_PREFIX, Artifact
 from domain.ports import ArtifactScopes
 from domain.validation import epoch
 
@@ -32,7 +32,7 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
         params: dict[str, object] = {"source": source_system, "limit": limit}
         for n, (name, value) in enumerate(sorted(labels.items())):
             conditions.append(label_condition(name, f"l{n}", dialect, row="a"))
-            params[f"l{n}"] = value
+            params[f"l{n}"] = name.removeprefix(TAG_PREFIX) if name.startswith(TAG_PREFIX) else value
         if before is not None:
             conditions.append("a.ts_epoch < :before")
             params["before"] = epoch(before)

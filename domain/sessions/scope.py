@@ -85,9 +85,14 @@ def session_label(artifact: Artifact, name: str) -> str | None:
 def header_path(chunk: ArtifactChunk) -> str:
     """Spec 001's ``"# Title > ## Section"`` from the chunker's heading path and section level."""
     titles = [str(t) for t in chunk.metadata.get("heading_path") or []]
-    level = section_level(chunk)
-    depths = [min(i + 1, level - (len(titles) - 1 - i)) if level else i + 1 for i in range(len(titles))]
-    return " > ".join(f"{'#' * max(1, d)} {t}" for d, t in zip(depths, titles))
+    # The chunker keeps the section heading's own level; an enclosing heading is taken to be one
+    # level above the next (its exact level is not kept), never below 1.
+    depths = [0] * len(titles)
+    below = section_level(chunk) or len(titles)
+    for i in range(len(titles) - 1, -1, -1):
+        depths[i] = max(1, below if i == len(titles) - 1 else min(i + 1, below - 1))
+        below = depths[i]
+    return " > ".join(f"{'#' * d} {t}" for d, t in zip(depths, titles))
 
 
 def section_level(chunk: ArtifactChunk) -> int:
