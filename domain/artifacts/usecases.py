@@ -72,11 +72,15 @@ class GetArtifact:
         return ArtifactView(artifact, content, chunks if include_chunks else None, job)
 
 
-def reconstruct(chunks: Sequence[ArtifactChunk]) -> str:
-    """The original text from chunk offsets: each chunk adds what lies past the previous one's end."""
+def reconstruct(chunks: Sequence[ArtifactChunk], from_first: bool = False) -> str:
+    """The original text from chunk offsets: each chunk adds what lies past the previous one's end.
+
+    From character 0 (a gap before the first chunk is an error), or with ``from_first`` the span
+    the chunks cover (a section of the text)."""
     parts: list[str] = []
-    end = 0
-    for chunk in sorted(chunks, key=lambda c: c.index):
+    ordered = sorted(chunks, key=lambda c: c.index)
+    end = ordered[0].start_char if from_first and ordered else 0
+    for chunk in ordered:
         if chunk.start_char > end:
             raise StorageError(f"Chunk {chunk.id} leaves a gap at character {end}")
         parts.append(chunk.content[end - chunk.start_char:])

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.artifacts.usecases import reconstruct
-from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk
 from domain.ports import ArtifactScopes, ArtifactStore
 from domain.search.passages import Passage, PassageSearch
@@ -125,10 +124,7 @@ def joined(chunks: list[ArtifactChunk]) -> str:
             runs[-1].append(chunk)
         else:
             runs.append([chunk])
-    try:
-        return "\n\n".join(reconstruct(run) for run in runs)
-    except StorageError:
-        return "".join(c.content for c in chunks)
+    return "\n\n".join(reconstruct(run, from_first=True) for run in runs)
 
 
 @dataclass(frozen=True, slots=True)
