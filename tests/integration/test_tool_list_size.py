@@ -1,0 +1,58 @@
+"""What a client's context pays for the tool list: the default toolset stays within 4,000 cl100k tokens.
+
+Measured on the JSON of tools/list as a client receives it (compact), per toolset and for all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from adapters.tokenizers import cl100k_encoding
+from config.settings import TOOLSETS, Settings
+from entrypoints.mcp.server import build_server
+from entrypoints.runtime import Runtime
+
+DEFAULT_BUDGET = 4_000
+
+
+def listed(tmp: Path, toolsets: tuple[str, ...]) -> list[dict]:
+    from mcp.client import Client
+
+    async def run() -> list[dict]:
+        runtime = Runtime(Settings(memtrove_data_dir=tmp, memtrove_warmup=False))
+        async with Client(build_server(runtime, toolsets)) as client:
+            tools = (await client.list_tools()).tools
+        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    return asyncio.run(run())
+
+
+def tokens(tools: list[dict]) -> int:
+    return len(cl100k_encoding().encode_ordinary(json.dumps({"tools": tools}, separators=(",", ":"))))
+
+
+@pytest.fixture(scope="module")
+def sizes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, int, list[str]]]:
+    found = {}
+    for name, toolsets in [*((t, (t,)) for t in TOOLSETS), ("all", TOOLSETS)]:
+        tools = listed(tmp_path_factory.mktemp(name), toolsets)
+        found[name] = (len(tools), tokens(tools), [t["name"] for t in tools])
+    print("\n[tools/list] " + ", ".join(f"{k}: {n} tools, {t} tokens" for k, (n, t, _) in found.items()))
+    return found
+
+
+def test_the_default_tool_list_stays_within_its_budget(sizes) -> None:
+    count, size, _ = sizes[Settings().toolsets[0]]
+    assert Settings().toolsets == ("core",) and count == 13
+    assert size <= DEFAULT_BUDGET, f"core tools/list is {size} tokens (budget {DEFAULT_BUDGET})"
+
+
+def test_every_toolset_is_listed_and_names_are_portable_and_unique(sizes) -> None:
+    assert (sizes["sessions"][0], sizes["zapomni"][0]) == (28, 3)
+    names = sizes["all"][2]
+    assert len(names) == len(set(names)) == sum(sizes[t][0] for t in TOOLSETS)
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for n in names)
