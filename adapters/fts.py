@@ -254,13 +254,3 @@ class SqliteFts5(LexicalBackend):
             f"WHERE {table} MATCH :query{conditions} ORDER BY rank LIMIT :limit"),
             {**params, "query": query, "limit": limit}).all()
         return [LexicalMatch(record_id, -rank) for record_id, rank in rows]
-
-
-def backend_for(dialect: str) -> LexicalBackend:
-    if dialect == "sqlite":
-        return SqliteFts5()
-    if dialect == "postgresql":
-        from adapters.fts_postgres import PostgresFullText
-
-        return PostgresFullText()
-    raise ValueError(f"no lexical index for the {dialect} dialect")

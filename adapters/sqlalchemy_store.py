@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, delete, event, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters.fts import Doc, backend_for
+from adapters.fts import Doc, LexicalBackend, SqliteFts5
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
@@ -269,3 +269,13 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             return action()
         except SQLAlchemyError as exc:
             raise StorageError(f"Failed to {what} in the metadata store: {exc}") from exc
+
+
+def backend_for(dialect: str) -> LexicalBackend:
+    if dialect == "sqlite":
+        return SqliteFts5()
+    if dialect == "postgresql":
+        from adapters.fts_postgres import PostgresFullText
+
+        return PostgresFullText()
+    raise ValueError(f"no lexical index for the {dialect} dialect")

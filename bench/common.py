@@ -35,7 +35,7 @@ async def server(data_dir: Path, extra_env: dict[str, str] | None = None) -> Asy
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    from entrypoints.cli import memtrove_command
+    from entrypoints.shared import memtrove_command
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTROVE_", "CHROMA_"))}
     weights = {**json.loads(os.environ.get("MEMTROVE_SEARCH_WEIGHTS") or "{}"), **BENCH_PROFILES}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from pathlib import Path
 
 from loguru import logger
 
@@ -33,12 +32,6 @@ def parser() -> argparse.ArgumentParser:
     doctor.add_argument("--rebuild-vectors", action="store_true",
                         help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
     return root
-
-
-def memtrove_command() -> list[str]:
-    """The installed ``memtrove`` console script of this interpreter's environment (else ``python -m``)."""
-    script = Path(sys.executable).parent / "memtrove"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "entrypoints"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,9 +11,8 @@ from typing import Any
 
 from loguru import logger
 
-from entrypoints.cli import memtrove_command
-from entrypoints.shared import (OWNER_BUSY, bridge_hello, connect, describe, lock_is_held, log_path, read_holder,
-                                socket_path)
+from entrypoints.shared import (OWNER_BUSY, bridge_hello, connect, describe, lock_is_held, log_path, memtrove_command,
+                                read_holder, socket_path)
 
 START_TIMEOUT = 60.0  # seconds for a started server to listen (stores opened, profile checked)
 POLL_SECONDS = 0.05

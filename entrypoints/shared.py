@@ -17,6 +17,7 @@ import json
 import os
 import socket
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -207,3 +208,9 @@ def read_hello(line: bytes) -> tuple[str, ...] | None:
     except (ValueError, KeyError, TypeError):
         return None
     return tuple(str(name) for name in asked) if isinstance(asked, list) else None
+
+
+def memtrove_command() -> list[str]:
+    """The installed ``memtrove`` console script of this interpreter's environment (else ``python -m``)."""
+    script = Path(sys.executable).parent / "memtrove"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "entrypoints"]

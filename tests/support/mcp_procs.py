@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from entrypoints.cli import memtrove_command
+from entrypoints.shared import memtrove_command
 
 # Variables memtrove (or its libraries) read; a test must set them itself to have them.
 _SETTING_PREFIXES = ("MEMTROVE_", "OPENAI_", "CHROMA_", "CHUNK_", "SINGLE_PIECE_", "MCP_", "LOG_LEVEL")
