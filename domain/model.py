@@ -185,7 +185,7 @@ class RequestContext:
 
 ARTIFACT_TYPES = ("email", "doc", "chat", "transcript", "note")
 LABEL_KEYS = ("memory_type", "session_id", "session_iter", "iter_order", "agent_id", "task_code", "category",
-              "source")
+              "title", "source")
 TAGS = "tags"
 TAG_PREFIX = "tag:"  # a tag in index metadata: "tag:<name>": True (indexes filter on scalar fields)
 

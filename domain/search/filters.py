@@ -11,7 +11,7 @@ from domain.ports import Filter
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.validation import epoch, parse_timestamp, require_choice, require_text
 
-SCOPE_FIELDS = ("memory_type", "session_id", "session_iter", "agent_id", "task_code", "category", "source")
+SCOPE_FIELDS = ("memory_type", "session_id", "session_iter", "agent_id", "task_code", "category", "title", "source")
 FILTER_FIELDS = ("artifact_type", "source_system", "sensitivity", "visibility_scope", "time_range_start",
                  "time_range_end", "conversation_id", *SCOPE_FIELDS, TAGS)
 ARTIFACT_ONLY = ("artifact_type", "source_system", "sensitivity", "visibility_scope", *SCOPE_FIELDS)
@@ -65,7 +65,7 @@ def parse_filters(raw: object, **named: object) -> Filters:
     for name in ("artifact_type", "sensitivity", "visibility_scope"):
         if values.get(name) is not None:
             equal[name] = require_choice(name, values[name], choices[name])
-    for name, limit in (("source_system", 100), ("conversation_id", 100), *((f, 200) for f in SCOPE_FIELDS)):
+    for name, limit in (("source_system", 100), ("conversation_id", 100), *((f, 500 if f == "title" else 200) for f in SCOPE_FIELDS)):
         if values.get(name) is not None:
             equal[name] = require_text(name, values[name], limit)
     equal.update({f"{TAG_PREFIX}{tag}": True for tag in check_tags(values.get(TAGS))})

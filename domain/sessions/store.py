@@ -61,6 +61,8 @@ class StoreSessionMemory:
             title: str | None = require_text("title", request.title, 500, label="title")
         else:
             title = optional_text("title", request.title, 500, label="title") or first_heading(content)
+        if title is not None:
+            labels["title"] = title
         # The same content in the same scope is the same memory: its id is derived from both.
         scope = json.dumps([labels, title, content_hash(content)], sort_keys=True)
         source_id = hashlib.sha256(scope.encode()).hexdigest()

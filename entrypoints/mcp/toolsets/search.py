@@ -30,7 +30,7 @@ class SearchTools(Toolbox):
         filters: Annotated[dict[str, Any] | None, Field(
             description="Optional: artifact_type, source_system, sensitivity, visibility_scope, "
                         "time_range_start, time_range_end, conversation_id; scope of session memories: "
-                        "session_id, session_iter, agent_id, task_code, memory_type, category, source, tags")] = None,
+                        "session_id, session_iter, agent_id, task_code, memory_type, category, title, source, tags")] = None,
         mode: Mode = "hybrid",
         profile: Profile = None,
         per_artifact: PerArtifact = None,
