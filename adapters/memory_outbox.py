@@ -76,6 +76,16 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
                         key=lambda m: -m.score)
         return owners, scored[:limit]
 
+    def similarities(self, collection: str, vector: Vector, record_ids: Sequence[str]) -> dict[str, float]:
+        wanted = set(record_ids)
+        best: dict[str, float] = {}
+        with self._guard:
+            for (c, _), slot in self.stored.items():
+                for r, pending in slot.values():
+                    if c == collection and not pending and r.record_id in wanted:
+                        best[r.record_id] = max(best.get(r.record_id, -1.0), cosine(vector, r.vector))
+        return best
+
     def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
         with self._guard:
             found = sorted((r for (c, _), slot in self.stored.items() if c == collection

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_tables import put_meta
-from domain.ids import record_of
+from domain.ids import artifact_of, record_of
 from domain.locking import KeyedLock
 from adapters.vector_math import matches
 from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
@@ -171,6 +171,27 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
         scores = (found @ query) / np.where(norms == 0, 1.0, norms)
         best = np.argsort(-scores)[:limit]
         return owners, [VectorMatch(kept[i].id, record_of(kept[i].id), float(scores[i])) for i in best]
+
+    def similarities(self, collection: str, vector: Vector, record_ids: Sequence[str]) -> dict[str, float]:
+        wanted = set(record_ids)
+        owners = sorted({artifact_of(r) if collection in ARTIFACT_COLLECTIONS else r for r in wanted})
+        if not owners:
+            return {}
+        with self._engine.connect() as conn:
+            rows = [row for row in conn.execute(select(vectors.c.id, vectors.c.embedding).where(
+                vectors.c.collection == collection, vectors.c.owner.in_(owners), vectors.c.pending.is_(False)))
+                if record_of(row.id) in wanted]
+        if not rows:
+            return {}
+        found = np.frombuffer(b"".join(row.embedding for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        query = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)
+        scores = (found @ query) / np.where(norms == 0, 1.0, norms)
+        best: dict[str, float] = {}
+        for row, score in zip(rows, scores):
+            key = record_of(row.id)
+            best[key] = max(best.get(key, -1.0), float(score))
+        return best
 
     def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
         with self._engine.connect() as conn:

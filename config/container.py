@@ -189,7 +189,7 @@ class UseCases(containers.DeclarativeContainer):
     session_memories = providers.Factory(Memories, store=adapters.store, scopes=adapters.store)
     scoped_lookup = providers.Factory(ScopedLookup, scopes=adapters.store, memories=session_memories)
     passage_search = providers.Factory(PassageSearch, retrieve=retrieve, store=adapters.store,
-                                       embedder=adapters.embedder)
+                                       embedder=adapters.embedder, vectors=adapters.store)
     fine_search = providers.Factory(FineSearch, search=passage_search)
     section_search = providers.Factory(SectionSearch, fine=fine_search, store=adapters.store)
     session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=adapters.store,

@@ -188,6 +188,11 @@ class VectorOutbox(Protocol):
         """Committed vectors of a collection with ids past ``after``, in id order (to rebuild the index)."""
         ...
 
+    def similarities(self, collection: str, vector: Vector, record_ids: Sequence[str]) -> dict[str, float]:
+        """The cosine similarity of ``vector`` to each record's stored vectors (its best piece), from the
+        store's own copy: what a search reports for a record it found by words alone."""
+        ...
+
     def count_vectors(self, collection: str) -> int: ...
 
     def adopt_vectors(self, profile_key: str,

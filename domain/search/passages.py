@@ -7,9 +7,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text
+from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.model import Artifact, ArtifactChunk, Hit
-from domain.ports import ArtifactStore, Embedder, Filter
+from domain.ports import ArtifactStore, Embedder, Filter, VectorOutbox
 from domain.search.retrieve import Retriever
 
 
@@ -26,11 +26,12 @@ class Passage:
 @dataclass(frozen=True, slots=True)
 class PassageSearch:
     """Hybrid retrieval over artifacts and chunks inside ``where``; hits found by words alone carry
-    no cosine from the ranking, so it is computed for them (a few passages at most)."""
+    no cosine from the ranking: it is computed from their stored vectors (no embedding)."""
 
     retrieve: Retriever
     store: ArtifactStore
     embedder: Embedder
+    vectors: VectorOutbox  # the store's copy of every vector
 
     def __call__(self, query: str, where: Filter, limit: int, per_artifact: int | None = None) -> list[Passage]:
         hits = self.retrieve(query, {WHOLE: where, CHUNKS: where}, limit, per_artifact=per_artifact)
@@ -49,13 +50,20 @@ class PassageSearch:
     def _with_similarity(self, query: str, found: list[tuple[Hit, Passage]]) -> list[Passage]:
         missing = [(i, p) for i, (h, p) in enumerate(found) if h.fields.get("similarity") is None]
         passages = [p for _, p in found]
-        if missing:
-            vectors = self.embedder.embed_documents(
-                [embedded_text(p.chunk) if p.chunk is not None else p.text[:4_000] for _, p in missing])
-            asked = self.embedder.embed_query(query)
-            for (i, p), vector in zip(missing, vectors, strict=True):
-                passages[i] = Passage(p.artifact, p.chunk, p.text, round(max(0.0, cosine(asked, vector)), 6))
+        if not missing:
+            return passages
+        asked = self.embedder.embed_query(query)  # one short text: the passages' vectors are stored
+        scores: dict[str, float] = {}
+        for collection in (CHUNKS, WHOLE):
+            ids = [key(p) for _, p in missing if (p.chunk is not None) == (collection == CHUNKS)]
+            scores.update(self.vectors.similarities(collection, asked, ids) if ids else {})
+        for i, p in missing:
+            passages[i] = Passage(p.artifact, p.chunk, p.text, round(max(0.0, scores.get(key(p), 0.0)), 6))
         return passages
+
+
+def key(passage: Passage) -> str:
+    return passage.chunk.id if passage.chunk is not None else passage.artifact.id
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

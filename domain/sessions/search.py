@@ -102,16 +102,19 @@ class SectionSearch:
         for passage in self.fine.passages(text, labels, count * 5):
             key = section_key(passage.chunk) if passage.chunk is not None else ()
             groups.setdefault((passage.artifact.id, key), []).append(passage)
-        sections = [self._section(matched, key) for (_, key), matched in groups.items()]
+        chunks: dict[str, list[ArtifactChunk]] = {}  # each memory's chunks, read once for all its sections
+        sections = [self._section(matched, key, chunks) for (_, key), matched in groups.items()]
         sections.sort(key=lambda s: (-s.similarity, s.artifact.id, s.key))
         return sections[:count]
 
-    def _section(self, matched: list[Passage], key: tuple[str, ...]) -> Section:
+    def _section(self, matched: list[Passage], key: tuple[str, ...], read: dict[str, list[ArtifactChunk]]) -> Section:
         artifact = matched[0].artifact
         similarity = round(sum(p.similarity for p in matched) / len(matched), 6)
         if matched[0].chunk is None:
             return Section(artifact, key, [], matched[0].text, 1, similarity)
-        chunks = [c for c in self.store.chunks_of(artifact.id) if section_key(c) == key]
+        if artifact.id not in read:
+            read[artifact.id] = self.store.chunks_of(artifact.id)
+        chunks = [c for c in read[artifact.id] if section_key(c) == key]
         return Section(artifact, key, chunks, joined(chunks), len({p.chunk.id for p in matched if p.chunk}),
                        similarity)
 

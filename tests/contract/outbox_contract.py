@@ -70,6 +70,19 @@ class OutboxContract:
         drain(store)
         assert store.nearest_queued("memory", [1.0, 0.0, 0.0, 0.0], 5) == (set(), [])
 
+    def test_similarities_come_from_the_stored_vectors_synced_or_not(self, store) -> None:
+        store.add_memory(memory("mem_a"), entry("store"), [
+            VectorRecord("mem_a::v1::0", "mem_a", [1.0, 0.0, 0.0, 0.0], {"version": "v1"}),
+            VectorRecord("mem_a::v1::1", "mem_a", [0.0, 1.0, 0.0, 0.0], {"version": "v1"})])
+        store.add_memory(memory("mem_b"), entry("store"), [
+            VectorRecord("mem_b::v1::0", "mem_b", [0.0, 0.0, 1.0, 0.0], {"version": "v1"})])
+        query = [0.6, 0.8, 0.0, 0.0]
+        expected = {"mem_a": pytest.approx(0.8, rel=1e-5), "mem_b": pytest.approx(0.0, abs=1e-6)}
+        assert store.similarities("memory", query, ["mem_a", "mem_b", "mem_none"]) == expected
+        drain(store)
+        assert store.similarities("memory", query, ["mem_a"]) == {"mem_a": pytest.approx(0.8, rel=1e-5)}
+        assert store.similarities("history", query, ["mem_a"]) == {} and store.similarities("memory", query, []) == {}
+
     def test_a_failed_claim_keeps_its_items(self, store) -> None:
         store.add_memory(memory("mem_a"), entry("store"), [vec("mem_a", "v1")])
         with pytest.raises(RuntimeError):

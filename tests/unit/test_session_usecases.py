@@ -45,7 +45,7 @@ def s(aworld):
     aworld.clock, aworld.ingest = clock, ingest
     aworld.put = StoreSessionMemory(ingest)
     aworld.memories = Memories(aworld.store, aworld.store)
-    aworld.fine = FineSearch(PassageSearch(searcher(aworld), aworld.store, aworld.embedder))
+    aworld.fine = FineSearch(PassageSearch(searcher(aworld), aworld.store, aworld.embedder, aworld.store))
     return aworld
 
 
@@ -162,7 +162,7 @@ def test_zapomni_add_search_filters_and_stats(s) -> None:
     assert add("Python was made by Guido", {"tags": ["python"], "source": "wiki",
                                             "date": "2020-01-01T00:00:00Z"}).duplicate
     synced(s)
-    search = SearchMemory(PassageSearch(searcher(s), s.store, s.embedder), meter)
+    search = SearchMemory(PassageSearch(searcher(s), s.store, s.embedder, s.store), meter)
     assert [p.artifact.id for p in search("python guido", 5)][:1] == [first.artifact.id]
     assert search("python guido", 5, {"tags": ["rust"]}) == [] or \
         all("rust" in p.artifact.labels["tags"] for p in search("python guido", 5, {"tags": ["rust"]}))
