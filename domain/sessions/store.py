@@ -6,7 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.ingest import IngestArtifact, Progress
 from domain.artifacts.input import IngestRequest
 from domain.chunking import content_hash
 from domain.errors import ValidationError
@@ -40,19 +40,31 @@ class StoreSessionMemory:
 
     ingest: IngestArtifact
 
-    def __call__(self, request: StoreSessionRequest) -> StoredSessionMemory:
+    def __call__(self, request: StoreSessionRequest, progress: Progress | None = None) -> StoredSessionMemory:
+        return self.run(self.plan(request), progress)
+
+    def run(self, planned: IngestRequest, progress: Progress | None = None) -> StoredSessionMemory:
+        """Ingest a planned memory (``progress`` hears how far its embedding got)."""
+        result = self.ingest(planned, progress)
+        if result.artifact is None:  # another call is storing this very memory right now
+            raise ValidationError("content", "The same memory is being stored by another call; retry in a moment")
+        return StoredSessionMemory(result.artifact, result.artifact.num_chunks, result.status == "unchanged")
+
+    def plan(self, request: StoreSessionRequest) -> IngestRequest:
+        """The memory's scope checked (bad input refused before anything runs) and its ingest request."""
         memory_type = require_choice("memory_type", request.memory_type, tuple(KINDS))
         kind = KINDS[memory_type]
         content = check_content(request.content)
         labels: dict[str, str] = {"memory_type": memory_type}
         if kind.session_scoped:
             labels["session_id"] = require_text("session_id", request.session_id, 200, label="session_id")
-            iteration = (require_text("session_iter", request.session_iter, 100, label="session_iter") if kind.orchestrator
-                         else optional_text("session_iter", request.session_iter, 100, label="session_iter"))
+            check = require_text if kind.orchestrator else optional_text
+            iteration = check("session_iter", request.session_iter, 100, label="session_iter")
             if iteration is not None:
                 labels["session_iter"] = iteration
                 labels["iter_order"] = iteration_order(iteration) or ""
-        labels["agent_id"] = ORCHESTRATOR if kind.orchestrator else require_text("agent_id", request.agent_id, 200, label="agent_id")
+        labels["agent_id"] = (ORCHESTRATOR if kind.orchestrator
+                              else require_text("agent_id", request.agent_id, 200, label="agent_id"))
         task = optional_text("task_code", request.task_code, 200, label="task_code")
         if task is not None:
             labels["task_code"] = task
@@ -66,9 +78,5 @@ class StoreSessionMemory:
         # The same content in the same scope is the same memory: its id is derived from both.
         scope = json.dumps([labels, title, content_hash(content)], sort_keys=True)
         source_id = hashlib.sha256(scope.encode()).hexdigest()
-        result = self.ingest(IngestRequest(
-            "note", SOURCE, content, source_id=source_id, title=title, author=labels["agent_id"], labels=labels,
-            keep_whole=not kind.chunked, chunker="markdown" if kind.chunked else None))
-        if result.artifact is None:  # another call is storing this very memory right now
-            raise ValidationError("content", "The same memory is being stored by another call; retry in a moment")
-        return StoredSessionMemory(result.artifact, result.artifact.num_chunks, result.status == "unchanged")
+        return IngestRequest("note", SOURCE, content, source_id=source_id, title=title, author=labels["agent_id"],
+                             labels=labels, keep_whole=not kind.chunked, chunker="markdown" if kind.chunked else None)

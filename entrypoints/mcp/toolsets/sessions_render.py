@@ -6,6 +6,8 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from domain.artifacts.input import IngestRequest
+from domain.chunking import content_hash
 from domain.errors import MemtroveError, ValidationError
 from domain.model import ArtifactChunk
 from domain.sessions.scope import SessionMemory, chunk_type, header_path, section_level, session_label
@@ -40,6 +42,18 @@ def stored(result: StoredSessionMemory) -> CallToolResult:
                "session_id": session_label(a, "session_id"), "content_hash": a.content_hash[:16],
                "chunks_created": result.chunks_created, "created_at": a.ts, "duplicate": result.duplicate,
                "message": message}, message)
+
+
+def storing(planned: IngestRequest, latest: tuple[str, int, int] | None) -> CallToolResult:
+    """The call's budget ran out: the memory is being embedded in the background."""
+    labels = dict(planned.labels or {})
+    memory_id, done, total = latest or (None, 0, 0)
+    message = (f"Storing {labels.get('memory_type')} {memory_id or ''}: {done} of {total} pieces embedded; it goes on "
+               "in the background and is searchable when complete")
+    return ok({"memory_id": memory_id, "memory_type": labels.get("memory_type"), "agent_id": labels.get("agent_id"),
+               "session_id": labels.get("session_id"), "content_hash": content_hash(planned.content)[:16],
+               "chunks_created": None, "created_at": None, "duplicate": False, "status": "indexing",
+               "chunks_done": done, "chunks_total": total, "message": message}, message)
 
 
 def memory(m: SessionMemory, similarity: float = SCOPED_SIMILARITY, source: str = "scoped") -> dict[str, Any]:
