@@ -58,8 +58,8 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     """Re-embedding into the profile of another embedder kind, into that profile's own collections."""
     from domain.upkeep.reembed import Reembed
 
-    kind = require_choice("target_embedder", target_embedder, ("local", "openai", "openai-compatible"))
-    target = OnnxMiniLMEmbedder() if kind == "local" else _openai_embedder(settings, kind)
+    kind = require_choice("target_embedder", target_embedder, EMBEDDERS)
+    target = _embedder_of_kind(kind, settings)
     profile = target.profile  # type: ignore[attr-defined]
     index = ChromaVectorIndex(profile, path=settings.chroma_path, host=settings.chroma_host, port=settings.chroma_port)
     spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
@@ -97,6 +97,38 @@ def _exporter(root: object) -> object:
     return DirectoryExporter(root)  # type: ignore[arg-type]
 
 
+def _voyage_embedder(settings: Settings) -> object:
+    from adapters.embedders.voyage import VoyageEmbedder
+
+    return VoyageEmbedder(
+        api_key=settings.voyage_api_key.get_secret_value() if settings.voyage_api_key else None,
+        model=settings.voyage_model, dimensions=settings.voyage_dimensions, base_url=settings.voyage_base_url,
+        timeout=settings.voyage_timeout, max_retries=settings.voyage_max_retries, batch_size=settings.voyage_batch_size)
+
+
+def _jina_embedder(settings: Settings) -> object:
+    from adapters.embedders.jina import JinaEmbedder
+
+    return JinaEmbedder(
+        api_key=settings.jina_api_key.get_secret_value() if settings.jina_api_key else None,
+        model=settings.jina_model, dimensions=settings.jina_dimensions, late_chunking=settings.jina_late_chunking,
+        base_url=settings.jina_base_url, timeout=settings.jina_timeout, max_retries=settings.jina_max_retries,
+        batch_size=settings.jina_batch_size)
+
+
+EMBEDDERS = ("local", "openai", "openai-compatible", "voyage", "jina")
+
+
+def _embedder_of_kind(kind: str, settings: Settings) -> object:
+    if kind == "local":
+        return OnnxMiniLMEmbedder()
+    if kind == "voyage":
+        return _voyage_embedder(settings)
+    if kind == "jina":
+        return _jina_embedder(settings)
+    return _openai_embedder(settings, kind)
+
+
 class Adapters(containers.DeclarativeContainer):
     """Clients and engines: built once, on first use (nothing heavy at import or start)."""
 
@@ -108,6 +140,8 @@ class Adapters(containers.DeclarativeContainer):
         local=providers.ThreadSafeSingleton(OnnxMiniLMEmbedder),
         openai=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai"),
         openai_compatible=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai-compatible"),
+        voyage=providers.ThreadSafeSingleton(_voyage_embedder, settings=settings),
+        jina=providers.ThreadSafeSingleton(_jina_embedder, settings=settings),
     )
     engine = providers.Resource(_engine, settings.provided.database_url)
     store = providers.ThreadSafeSingleton(_sql_store, engine)

@@ -20,8 +20,9 @@ from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, Retrieva
 # texts sit nearer 0 and related ones lower than MiniLM's, so their floor is lower (not measured here).
 # The MCP toolsets (entrypoints/mcp/registry.py builds them; its names are checked against these).
 TOOLSETS = ("core", "sessions", "zapomni")
-MIN_SIMILARITY = {"local": 0.2, "openai": 0.1, "openai-compatible": 0.1}
-PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50)}
+MIN_SIMILARITY = {"local": 0.2, "openai": 0.1, "openai-compatible": 0.1, "voyage": 0.1, "jina": 0.1}
+PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50),
+                    "voyage": (1200, 900, 100), "jina": (1200, 900, 100)}
 
 
 class Settings(BaseSettings):
@@ -30,7 +31,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", env_file=None)
 
     memtrove_data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("memtrove")))
-    memtrove_embedder: Literal["local", "openai", "openai-compatible"] = "local"
+    memtrove_embedder: Literal["local", "openai", "openai-compatible", "voyage", "jina"] = "local"
     memtrove_database_url: str | None = None
     memtrove_transport: Literal["stdio", "http"] = "stdio"
     memtrove_host: str = "127.0.0.1"
@@ -58,6 +59,22 @@ class Settings(BaseSettings):
     openai_max_retries: int = Field(3, ge=1, le=10)
     openai_batch_size: int = Field(100, ge=1, le=100)
     openai_max_tokens: int = Field(8191, ge=16)
+    # Spec 004 Part 3's providers (adapters/embedders/voyage.py, jina.py).
+    voyage_api_key: SecretStr | None = None
+    voyage_base_url: str | None = None
+    voyage_model: str = "voyage-3-large"
+    voyage_dimensions: int = 1024  # 256, 512, 1024 or 2048 (the adapter names VOYAGE_DIMENSIONS otherwise)
+    voyage_timeout: float = Field(30.0, gt=0, le=600)
+    voyage_max_retries: int = Field(3, ge=1, le=10)
+    voyage_batch_size: int = Field(128, ge=1, le=1000)
+    jina_api_key: SecretStr | None = None
+    jina_base_url: str | None = None
+    jina_model: str = "jina-embeddings-v3"
+    jina_dimensions: int = Field(1024, ge=32, le=1024)
+    jina_late_chunking: bool = False
+    jina_timeout: float = Field(30.0, gt=0, le=600)
+    jina_max_retries: int = Field(3, ge=1, le=10)
+    jina_batch_size: int = Field(128, ge=1, le=2048)
 
     single_piece_max_tokens: int | None = Field(None, ge=1)
     chunk_target_tokens: int | None = Field(None, ge=1)
@@ -101,7 +118,8 @@ class Settings(BaseSettings):
         names = self.memtrove_toolsets.split(",")
         return TOOLSETS if "all" in names else tuple(n for n in TOOLSETS if n in names)
 
-    @field_validator("chroma_host", "openai_base_url", "memtrove_database_url", "memtrove_export_dir", mode="before")
+    @field_validator("chroma_host", "openai_base_url", "memtrove_database_url", "memtrove_export_dir",
+                     "voyage_base_url", "jina_base_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -124,6 +142,12 @@ class Settings(BaseSettings):
         return str(self.memtrove_data_dir / "chroma")
 
     @property
+    def contextual_chunks(self) -> bool:
+        """Chunks embedded in the context of their whole document (voyage-context-3, Jina late chunking)."""
+        return (self.memtrove_embedder == "voyage" and self.voyage_model == "voyage-context-3") or \
+            (self.memtrove_embedder == "jina" and self.jina_late_chunking)
+
+    @property
     def embedder_key(self) -> str:
         return self.memtrove_embedder.replace("-", "_")
 
@@ -135,6 +159,8 @@ class Settings(BaseSettings):
     def chunk_spec(self, profile: EmbeddingProfile) -> ChunkSpec:
         """The chunk sizes for this profile; a size the model cannot read whole is refused."""
         single, target, overlap = PROFILE_CHUNKING[self.memtrove_embedder]
+        if self.contextual_chunks:
+            overlap = 0  # contextualized and late-chunked embeddings see the whole text: chunks must not overlap
         spec = ChunkSpec(
             target_tokens=self.chunk_target_tokens or min(target, profile.max_tokens),
             overlap_tokens=overlap if self.chunk_overlap_tokens is None else self.chunk_overlap_tokens,

@@ -1,1 +1,1 @@
-"""Embedders: local ONNX and OpenAI(-compatible)."""
+"""Embedders: local ONNX, OpenAI(-compatible), Voyage and Jina."""

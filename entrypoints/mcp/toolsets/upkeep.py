@@ -27,9 +27,10 @@ class UpkeepTools(Toolbox):
           "restart with MEMTROVE_EMBEDDER set to the target to switch.")
     def artifact_reembed(
         self,
-        target_embedder: Annotated[str, Field(description="local, openai or openai-compatible (model settings "
-                                                          "from the OPENAI_* variables)",
-                                              json_schema_extra=enum(("local", "openai", "openai-compatible")))],
+        target_embedder: Annotated[str, Field(description="local, openai, openai-compatible, voyage or jina (model "
+                                                          "settings from the OPENAI_*, VOYAGE_*, JINA_* variables)",
+                                              json_schema_extra=enum(("local", "openai", "openai-compatible",
+                                                                      "voyage", "jina")))],
         artifact_id: Annotated[str | None, Field(description="Only this artifact (default: everything)")] = None,
     ) -> CallToolResult:
         report = self.use(Reembed)(target_embedder=target_embedder)(artifact_id)
