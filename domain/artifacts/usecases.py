@@ -55,7 +55,7 @@ class GetArtifact:
         for name, flag in (("include_content", include_content), ("include_chunks", include_chunks)):
             if not isinstance(flag, bool):
                 raise ValidationError(name, f"{name} must be true or false")
-        artifact = self.store.get_artifact(art_id)
+        artifact, read = read_whole(self.store, art_id, include_content or include_chunks)
         job = self.store.ingest_job(art_id)
         if job is not None and artifact is not None and job.version == artifact.version:
             job = None
@@ -63,13 +63,29 @@ class GetArtifact:
             if job is None:
                 raise NotFoundError(f"Artifact {art_id} not found")
             return ArtifactView(None, None, None, job)
-        chunks = self.store.chunks_of(art_id) if artifact.is_chunked and (include_content or include_chunks) else []
+        chunks = read
         content = None
         if include_content:
             content = reconstruct(chunks) if artifact.is_chunked else artifact.content
             if content is None or content_hash(content) != artifact.content_hash:
                 raise StorageError(f"Artifact {art_id} could not be reconstructed exactly (content hash differs)")
         return ArtifactView(artifact, content, chunks if include_chunks else None, job)
+
+
+def read_whole(store: ArtifactStore, artifact_id: str, with_chunks: bool = True
+               ) -> tuple[Artifact | None, list[ArtifactChunk]]:
+    """The committed artifact and its chunks as of one version: the row and the chunks are two reads,
+    so a replacement committed between them (another worker, on a store with concurrent writers) is
+    seen by reading the row again, and the pair is read again."""
+    for _ in range(5):
+        artifact = store.get_artifact(artifact_id)
+        if artifact is None:
+            return None, []
+        chunks = store.chunks_of(artifact_id) if artifact.is_chunked and with_chunks else []
+        again = store.get_artifact(artifact_id)
+        if again is None or again.version == artifact.version:
+            return artifact, chunks
+    raise StorageError(f"Artifact {artifact_id} kept changing while it was read; try again")
 
 
 def reconstruct(chunks: Sequence[ArtifactChunk], from_first: bool = False) -> str:

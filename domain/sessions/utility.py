@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from domain.artifacts.usecases import check_artifact_id, reconstruct
+from domain.artifacts.usecases import check_artifact_id, read_whole, reconstruct
 from domain.chunking import content_hash
 from domain.common import Clock, utc_now
 from domain.errors import NotFoundError, StorageError, ValidationError
@@ -71,8 +71,10 @@ class Reconstruct:
     store: ArtifactStore
 
     def __call__(self, memory_id: object) -> tuple[Artifact, str]:
-        artifact = session_artifact(self.store, memory_id)
-        content = reconstruct(self.store.chunks_of(artifact.id)) if artifact.is_chunked else artifact.content or ""
+        artifact, chunks = read_whole(self.store, session_artifact(self.store, memory_id).id)
+        if artifact is None:
+            raise NotFoundError(f"Memory {memory_id} not found")
+        content = reconstruct(chunks) if artifact.is_chunked else artifact.content or ""
         if content_hash(content) != artifact.content_hash:
             raise StorageError(f"Memory {artifact.id} could not be reconstructed exactly (content hash differs)")
         return artifact, content
