@@ -49,7 +49,8 @@ class Runtime:
         if builder is None:
             for provider in self.app.use_cases.providers.values():
                 made = getattr(provider, "provides", None)
-                if made is kind or getattr(made, "__annotations__", {}).get("return") in (kind, kind.__name__):
+                if made is kind or getattr(made, "__annotations__", {}).get("return") in (kind, kind.__name__) or (
+                        isinstance(made, type) and getattr(kind, "_is_protocol", False) and issubclass(made, kind)):
                     builder = self._builders[kind] = provider
                     break
             else:

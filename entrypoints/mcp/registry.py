@@ -34,17 +34,21 @@ assert tuple(TOOLSETS) == SETTINGS_TOOLSETS, "config.settings.TOOLSETS names the
 TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)
 
 
-def build_tools(runtime: Runtime, toolsets: Sequence[str]) -> list[Tool]:
-    """The tools of the chosen toolsets; a name clients would refuse, or declared twice, is a bug."""
+def toolboxes(runtime: Runtime, toolsets: Sequence[str]) -> list[Toolbox]:
+    """The chosen toolsets' toolboxes, each given the runtime."""
+    return [toolbox(runtime) for toolset in toolsets for toolbox in TOOLSETS[toolset]]
+
+
+def build_tools(boxes: Sequence[Toolbox]) -> list[Tool]:
+    """The toolboxes' tools; a name clients would refuse, or declared twice, is a bug."""
     tools: list[Tool] = []
     owner: dict[str, str] = {}
-    for toolset in toolsets:
-        for toolbox in TOOLSETS[toolset]:
-            for made in toolbox(runtime).tools():
-                if not TOOL_NAME.match(made.name):
-                    raise ValueError(f"tool name {made.name!r} of toolset {toolset} is not ^[a-zA-Z0-9_-]{{1,64}}$")
-                if made.name in owner:
-                    raise ValueError(f"tool {made.name!r} of toolset {toolset} is already in {owner[made.name]}")
-                owner[made.name] = toolset
-                tools.append(made)
+    for box in boxes:
+        for made in box.tools():
+            if not TOOL_NAME.match(made.name):
+                raise ValueError(f"tool name {made.name!r} of toolset {box.toolset} is not ^[a-zA-Z0-9_-]{{1,64}}$")
+            if made.name in owner:
+                raise ValueError(f"tool {made.name!r} of toolset {box.toolset} is already in {owner[made.name]}")
+            owner[made.name] = box.toolset
+            tools.append(made)
     return tools

@@ -7,7 +7,8 @@ from contextlib import asynccontextmanager
 
 from mcp.server.mcpserver import MCPServer
 
-from entrypoints.mcp.registry import build_tools
+from entrypoints.mcp.registry import build_tools, toolboxes
+from entrypoints.mcp.resources import MemtroveServer
 from entrypoints.runtime import WARM_UP_DELAY, Runtime
 
 VERSION = "0.1.0"
@@ -26,6 +27,9 @@ def build_server(runtime: Runtime, toolsets: Sequence[str] | None = None) -> MCP
                         load_model=runtime.settings.memtrove_warmup)
         yield runtime
 
-    names = runtime.settings.toolsets if toolsets is None else toolsets
-    return MCPServer("memtrove", version=VERSION, instructions=INSTRUCTIONS, lifespan=lifespan,
-                     log_level="WARNING", tools=build_tools(runtime, names))
+    boxes = toolboxes(runtime, runtime.settings.toolsets if toolsets is None else toolsets)
+    server = MemtroveServer("memtrove", version=VERSION, instructions=INSTRUCTIONS, lifespan=lifespan,
+                            log_level="WARNING", tools=build_tools(boxes))
+    for box in boxes:
+        box.attach(server)
+    return server

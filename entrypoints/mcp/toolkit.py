@@ -66,6 +66,9 @@ class Toolbox:
         """How this toolset answers a domain error (spec 000's shape unless a toolset says otherwise)."""
         return render.error(exc)
 
+    def attach(self, server: Any) -> None:
+        """What the toolset adds to the server beside its tools (resources); nothing by default."""
+
     def tools(self) -> list[Tool]:
         declared = [(name, member.__memtrove_tool__) for klass in reversed(type(self).__mro__)
                     for name, member in vars(klass).items() if hasattr(member, "__memtrove_tool__")]
