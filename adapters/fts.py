@@ -62,6 +62,12 @@ def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -
     params: dict[str, Any] = {}
     for n, (name, value) in enumerate(sorted((where or {}).items())):
         if collection in ("artifact", "chunk") and (name in LABEL_KEYS or name.startswith(TAG_PREFIX)):
+            if isinstance(value, dict) and set(value) == {"$in"} and name in LABEL_KEYS:
+                keys = [f"f{n}_{i}" for i in range(len(value["$in"]))] or [f"f{n}_none"]
+                either = " OR ".join(label_condition(name, key, dialect) for key in keys)
+                clauses.append(f"({either})")
+                params.update(dict(zip(keys, value["$in"])) if value["$in"] else {keys[0]: "\x00"})
+                continue
             clauses.append(label_condition(name, f"f{n}", dialect))
             params[f"f{n}"] = name.removeprefix(TAG_PREFIX) if name.startswith(TAG_PREFIX) else value
             continue

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Column, String, Table, delete, func, insert, select
 
+from adapters.sqlalchemy_documents import SqlDocuments
 from adapters.sqlalchemy_scopes import SqlScopedArtifacts
 from adapters.sqlalchemy_store import audit, metadata, put_meta, store_meta
 from domain.model import EmbeddingProfile
@@ -20,7 +21,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlDocuments, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

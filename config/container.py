@@ -24,6 +24,9 @@ from domain.search.ranking import Ranker
 from domain.search.passages import PassageSearch
 from domain.search.retrieve import Retriever
 from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
+from domain.documents.bundles import ContextPack, ProjectSearch, Restore
+from domain.documents.idempotency import Idempotent
+from domain.documents.usecases import CommitEntries, ItemWriter, ReadCanonical, UpsertCanonical
 from domain.sessions.search import FineSearch, Memories, MemorySearch, ScopedLookup, SectionSearch
 from domain.sessions.store import StoreSessionMemory
 from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, ExportDocument
@@ -33,6 +36,7 @@ from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMem
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
+    from domain.ports.documents import ProjectResolver
     from domain.upkeep.reembed import Reembed
 
 
@@ -65,6 +69,12 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
     return Reembed(active=active, target=target, target_vectors=index, store=store, artifacts=store,  # type: ignore[arg-type]
                    ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec))  # type: ignore[arg-type]
+
+
+def _projects() -> ProjectResolver:
+    from adapters.projects import GitProjects
+
+    return GitProjects()
 
 
 def _tokenizer() -> object:
@@ -241,6 +251,18 @@ class UseCases(containers.DeclarativeContainer):
     add_memory = providers.Factory(AddMemory, ingest=ingest_artifact)
     search_memory = providers.Factory(SearchMemory, search=passage_search, meter=zapomni_meter)
     zapomni_stats = providers.Factory(GetStats, scopes=adapters.store, meter=zapomni_meter)
+    # Spec 004's project documents: items and their versions in the store, current versions as artifacts.
+    projects = providers.ThreadSafeSingleton(_projects)
+    item_writer = providers.Factory(ItemWriter, documents=adapters.store, ingest=ingest_artifact)
+    idempotent = providers.Factory(Idempotent, store=adapters.store)
+    commit_entries = providers.Factory(CommitEntries, writer=item_writer, idempotent=idempotent)
+    upsert_canonical = providers.Factory(UpsertCanonical, writer=item_writer, idempotent=idempotent)
+    read_canonical = providers.Factory(ReadCanonical, documents=adapters.store, chunkers=plugins.registry,
+                                       spec=chunk_spec, tokenizer=adapters.tokenizer)
+    project_search = providers.Factory(ProjectSearch, search=passage_search,
+                                       boost=settings.provided.memtrove_canonical_boost)
+    context_pack = providers.Factory(ContextPack, read=read_canonical, search=passage_search)
+    restore = providers.Factory(Restore, documents=adapters.store, search=project_search, tokenizer=adapters.tokenizer)
     cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=adapters.store, delete=delete_artifact,
                                              audit_log=adapters.store)
 

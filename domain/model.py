@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,7 +186,7 @@ class RequestContext:
 
 ARTIFACT_TYPES = ("email", "doc", "chat", "transcript", "note")
 LABEL_KEYS = ("memory_type", "session_id", "session_iter", "iter_order", "agent_id", "task_code", "category",
-              "title", "source")
+              "title", "source", "project", "kind", "canonical_key", "doc_class", "pinned", "status", "version_num")
 TAGS = "tags"
 TAG_PREFIX = "tag:"  # a tag in index metadata: "tag:<name>": True (indexes filter on scalar fields)
 
@@ -215,10 +216,13 @@ class ArtifactChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def artifact_version(digest: str, chunker: str, chunker_version: str) -> str:
-    if (chunker, chunker_version) == ("token-window", "1"):
+def artifact_version(digest: str, chunker: str, chunker_version: str, labels: dict[str, Any] | None = None) -> str:
+    """Names the content, the chunker that cut it and the labels it is filed by (its vectors carry
+    them): a change of any is a new version. Unlabelled artifacts keep the name they always had."""
+    if (chunker, chunker_version) == ("token-window", "1") and not labels:
         return digest[:12]
-    return hashlib.sha256(f"{digest}\x1f{chunker}\x1f{chunker_version}".encode()).hexdigest()[:12]
+    filed = f"\x1f{json.dumps(labels, sort_keys=True, ensure_ascii=False)}" if labels else ""
+    return hashlib.sha256(f"{digest}\x1f{chunker}\x1f{chunker_version}{filed}".encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +263,7 @@ class Artifact:
         version. (Token-window 1, the first chunker, keeps the content hash alone, as stores
         written before chunkers were plugins have it.)
         """
-        return artifact_version(self.content_hash, self.chunker, self.chunker_version)
+        return artifact_version(self.content_hash, self.chunker, self.chunker_version, self.labels)
 
     def privacy(self) -> dict[str, Any]:
         return {"sensitivity": self.sensitivity, "visibility_scope": self.visibility_scope,

@@ -97,7 +97,7 @@ class IngestArtifact:
         chunker = self._chunker(request.chunker, fields, content)
         digest = content_hash(content)
         art_id = artifact_id(fields["source_system"], fields["source_id"], digest)
-        version = artifact_version(digest, chunker.name, chunker.version)
+        version = artifact_version(digest, chunker.name, chunker.version, fields["labels"])
         worker = self.worker_id()
         with self.locks.hold(art_id):
             existing = self.store.get_artifact(art_id)

@@ -1,0 +1,62 @@
+"""Projects from a client's roots: the git remote of the root's repository, hashed, else its path hashed."""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from domain.ports.documents import ProjectResolver
+
+_SCP = re.compile(r"\A(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>[^/].*)\Z")  # git@host:owner/repo.git
+
+
+def normalised_remote(url: str) -> str:
+    """One spelling per repository: https, ssh and scp-like forms of the same remote are equal."""
+    url = url.strip()
+    scp = _SCP.match(url)
+    if scp and "://" not in url:
+        host, path = scp.group("host"), scp.group("path")
+    else:
+        parts = urlsplit(url)
+        host, path = (parts.hostname or ""), parts.path
+    path = path.strip("/").removesuffix(".git")
+    return f"{host.lower()}/{path}"
+
+
+def remote_of(directory: Path) -> str | None:
+    """The ``origin`` remote (else the first remote) of the git repository holding ``directory``."""
+    for here in [directory, *directory.parents]:
+        config = here / ".git" / "config"
+        if config.is_file():
+            parser = configparser.ConfigParser(strict=False, interpolation=None)
+            try:
+                parser.read(config, encoding="utf-8")
+            except (configparser.Error, OSError, UnicodeDecodeError):
+                return None
+            remotes = [s for s in parser.sections() if s.startswith('remote "')]
+            ordered = sorted(remotes, key=lambda s: s != 'remote "origin"')
+            for section in ordered:
+                if parser.has_option(section, "url"):
+                    return parser.get(section, "url")
+            return None
+    return None
+
+
+class GitProjects(ProjectResolver):
+    def project_of(self, root_uris: Sequence[str]) -> str | None:
+        for uri in root_uris:
+            parts = urlsplit(uri)
+            if parts.scheme != "file":
+                continue
+            directory = Path(unquote(parts.path))
+            if not directory.is_dir():
+                continue
+            remote = remote_of(directory)
+            key = f"git:{normalised_remote(remote)}" if remote else f"path:{os.path.realpath(directory)}"
+            return f"prj_{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+        return None

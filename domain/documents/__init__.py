@@ -1,0 +1,1 @@
+"""Spec 004 project documents: items with versions, canonical documents, idempotent commits, restore bundles."""

@@ -1,0 +1,92 @@
+"""Ports of spec 004's project documents: every version of every item, and durable idempotency keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class ItemVersion:
+    """One version of a project item (version_num from 1); the newest is the item's current text."""
+
+    project: str
+    item_id: str
+    version_num: int
+    kind: str  # spec, plan, decision, troubleshooting, note
+    title: str
+    content: str
+    content_hash: str
+    created_at: str
+    canonical_key: str | None = None
+    doc_class: str | None = None
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+    status: str = "active"  # or "archived"
+    session_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedResult:
+    """What an idempotency key holds: the payload's hash and, once done, the first call's result."""
+
+    key: str
+    tool: str
+    payload_hash: str
+    result: dict[str, Any] | None  # None while the first call is still under way
+    claimed_at: float
+
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """Item versions and idempotency keys, in the store (durable, shared by every replica)."""
+
+    def add_version(self, version: ItemVersion) -> ItemVersion:
+        """Append a version of ``version.item_id``: its version_num is the item's last + 1 (1 for a new
+        item), whatever ``version.version_num`` says; concurrent appends get distinct numbers. Returns
+        the version as stored."""
+        ...
+
+    def item_version(self, project: str, item_id: str, version_num: int | None = None) -> ItemVersion | None:
+        """One version of an item (the newest when ``version_num`` is None); None if there is none."""
+        ...
+
+    def item_versions(self, project: str, item_id: str) -> list[ItemVersion]:
+        """Every version of an item, oldest first."""
+        ...
+
+    def canonical_item(self, project: str, canonical_key: str) -> str | None:
+        """The id of the item holding the canonical document of that key in the project, if any."""
+        ...
+
+    def latest_items(self, project: str, kinds: Sequence[str] | None = None, include_archived: bool = False,
+                     pinned_only: bool = False, since: str | None = None, session_id: str | None = None,
+                     limit: int = 100) -> list[ItemVersion]:
+        """The newest version of each item of the project, filtered; pinned first, then most recently
+        created first, then item id (a stable order)."""
+        ...
+
+    def claim_key(self, project: str, key: str, tool: str, payload_hash: str, now: float) -> KeyedResult | None:
+        """Claim an idempotency key for a first call: None when this call claimed it (it must then
+        ``finish_key`` or ``release_key``), else what the key already holds."""
+        ...
+
+    def finish_key(self, project: str, key: str, result: dict[str, Any]) -> None:
+        """Record the first call's result under its key (durable)."""
+        ...
+
+    def release_key(self, project: str, key: str) -> None:
+        """Give a claimed key up (its call failed): the next call with it starts afresh."""
+        ...
+
+
+@runtime_checkable
+class ProjectResolver(Protocol):
+    """Which project a client works in, from the roots it declares (spec 004 milestone 1)."""
+
+    def project_of(self, root_uris: Sequence[str]) -> str | None:
+        """A stable project id: the first ``file://`` root's git remote URL hashed, else its path hashed;
+        None when no root names a local directory."""
+        ...

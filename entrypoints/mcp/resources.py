@@ -1,0 +1,78 @@
+"""Spec 004 Part 5's resources: the project's items and canonical documents, browsable and readable.
+
+``resources/list`` pages through the client's project's active items (pinned first, then most
+recently updated); templates read ``memtrove://items/{item_id}``, ``memtrove://canonical/{+key}``
+and one section, ``memtrove://section/{anchor}/{+key}``, as Markdown. The documents toolset tells
+clients ``notifications/resources/list_changed`` after each write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
+
+from domain.errors import MemtroveError
+from domain.ports.documents import DocumentStore
+from entrypoints.mcp.toolsets.documents import DocumentTools, ReadCanonical
+
+PAGE = 50
+MARKDOWN = "text/markdown"
+
+
+class MemtroveServer(MCPServer):
+    """An MCPServer whose resource list is read from the store, per client project, page by page."""
+
+    documents: DocumentTools | None = None
+
+    async def _handle_list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        if self.documents is None:
+            return await super()._handle_list_resources(ctx, params)
+        tools = self.documents
+        project = await anyio.to_thread.run_sync(lambda: tools.project(Context(request_context=ctx, mcp_server=self)))
+        offset = int(params.cursor) if params is not None and params.cursor and params.cursor.isdigit() else 0
+        store: DocumentStore = tools.runtime.app.adapters.store()
+        items = await anyio.to_thread.run_sync(lambda: store.latest_items(project, limit=offset + PAGE + 1))
+        page = items[offset:offset + PAGE]
+        resources = [Resource(uri=f"memtrove://items/{v.item_id}", name=v.title, mime_type=MARKDOWN,
+                              description=f"{v.kind}" + (f" ({v.canonical_key})" if v.canonical_key else "") +
+                              f", version {v.version_num}, {v.created_at}") for v in page]
+        more = len(items) > offset + PAGE
+        return ListResourcesResult(resources=resources, next_cursor=str(offset + PAGE) if more else None)
+
+
+def register_resources(server: MemtroveServer, tools: DocumentTools) -> None:
+    server.documents = tools
+
+    def readable(action: Any) -> Any:
+        try:
+            return action()
+        except MemtroveError as exc:
+            raise ResourceError(exc.message) from exc
+
+    @server.resource("memtrove://items/{item_id}", name="item", mime_type=MARKDOWN,
+                     description="A project item's current version, Markdown")
+    async def item(item_id: str, ctx: Context) -> str:
+        project = await anyio.to_thread.run_sync(lambda: tools.project(ctx))
+        store: DocumentStore = tools.runtime.app.adapters.store()
+        found = await anyio.to_thread.run_sync(lambda: store.item_version(project, item_id))
+        if found is None:
+            raise ResourceError(f"No item {item_id} in this project")
+        return found.content
+
+    @server.resource("memtrove://canonical/{+key}", name="canonical", mime_type=MARKDOWN,
+                     description="A canonical document's newest version, Markdown")
+    async def canonical(key: str, ctx: Context) -> str:
+        project = await anyio.to_thread.run_sync(lambda: tools.project(ctx))
+        read = tools.use(ReadCanonical)()
+        return await anyio.to_thread.run_sync(lambda: readable(lambda: read.version(project, key).content))
+
+    @server.resource("memtrove://section/{anchor}/{+key}", name="canonical-section", mime_type=MARKDOWN,
+                     description="One section of a canonical document by its anchor, exact Markdown")
+    async def section(anchor: str, key: str, ctx: Context) -> str:
+        project = await anyio.to_thread.run_sync(lambda: tools.project(ctx))
+        read = tools.use(ReadCanonical)()
+        return await anyio.to_thread.run_sync(lambda: readable(lambda: read.section(project, key, anchor)[2]))

@@ -1,0 +1,195 @@
+"""Spec 004's project documents on the in-memory fakes: idempotent commits, versions, outline, sections,
+context packs, restore bundles, project isolation, the canonical boost."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from adapters.memory_scopes import InMemoryStore
+from adapters.projects import GitProjects, normalised_remote
+from domain.artifacts.ingest import IngestArtifact
+from domain.documents.bundles import ContextPack, ProjectSearch, Restore, fit
+from domain.documents.idempotency import Idempotent
+from domain.documents.usecases import CommitEntries, ItemWriter, ReadCanonical, UpsertCanonical
+from domain.errors import NotFoundError, ValidationError
+from domain.model import ChunkSpec
+from domain.search.passages import PassageSearch
+from plugins.chunkers.markdown import MarkdownChunker
+from plugins.chunkers.token_window import TokenWindowChunker
+from tests.conftest import catalog, searcher, synced
+
+SPEC = """# App Spec
+
+What the app is for.
+
+## Auth
+
+Users sign in with passkeys. Sessions last twelve hours.
+
+### Token Refresh
+
+Refresh tokens rotate on every use; a reused token revokes the family.
+
+## Billing
+
+Invoices are issued monthly in euros.
+"""
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self) -> str:
+        self.n += 1
+        return f"2026-11-{1 + self.n // 1440:02d}T{(self.n // 60) % 24:02d}:{self.n % 60:02d}:00Z"
+
+
+@pytest.fixture
+def d(aworld):
+    store = InMemoryStore()
+    aworld.store = aworld.artifacts = store
+    clock = Clock()
+    chunkers = catalog(TokenWindowChunker(), MarkdownChunker())
+    ingest = IngestArtifact(aworld.embedder, store, store, chunkers, aworld.tokenizer, ChunkSpec(30, 5, 30),
+                            aworld.split, clock=clock)
+    writer = ItemWriter(store, ingest, clock)
+    idem = Idempotent(store, sleep=lambda _: None)
+    passages = PassageSearch(searcher(aworld), store, aworld.embedder, store)
+    aworld.commit, aworld.upsert = CommitEntries(writer, idem), UpsertCanonical(writer, idem)
+    aworld.read = ReadCanonical(store, chunkers, ChunkSpec(30, 5, 30), aworld.tokenizer)
+    aworld.search = ProjectSearch(passages)
+    aworld.pack = ContextPack(aworld.read, passages)
+    aworld.restore = Restore(store, aworld.search, aworld.tokenizer, clock)
+    return aworld
+
+
+def test_the_same_key_and_payload_write_once_and_another_payload_is_refused(d) -> None:
+    entries = [{"kind": "decision", "title": "Use Postgres", "content": "We chose PostgreSQL for rows."}]
+    first = d.commit("p1", "k-1", entries)
+    again = d.commit("p1", "k-1", entries)
+    assert (first["replayed"], again["replayed"]) == (False, True)
+    assert again["items"] == first["items"] and len(d.store.latest_items("p1")) == 1
+    with pytest.raises(ValidationError) as refused:
+        d.commit("p1", "k-1", [{**entries[0], "content": "something else"}])
+    assert refused.value.field == "idempotencyKey" and "k-1" in refused.value.message
+    assert d.store.artifact_counts("documents")[0] == 1
+
+
+def test_canonical_versions_outline_and_exact_sections(d) -> None:
+    one = d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    two = d.upsert("p1", "app", "app_spec", "App Spec", SPEC + "\n## Support\n\nEmail only.\n", None, "u-2")
+    same = d.upsert("p1", "app", "app_spec", "App Spec", SPEC + "\n## Support\n\nEmail only.\n", None, "u-3")
+    assert (one["versionNum"], two["versionNum"], same["versionNum"], same["status"]) == (1, 2, 2, "unchanged")
+    assert d.read.version("p1", "app", 1).content == SPEC and "Support" in d.read.version("p1", "app").content
+    sections = d.read.outline(d.read.version("p1", "app", 1))
+    assert [s.anchor for s in sections] == ["h1:app-spec", "h2:app-spec.auth", "h3:app-spec.auth.token-refresh",
+                                            "h2:app-spec.billing"]
+    assert "".join(SPEC[s.start:s.end] for s in sections) == SPEC
+    _, section, text = d.read.section("p1", "app", "h3:app-spec.auth.token-refresh")
+    assert text.startswith("### Token Refresh") and "revokes the family" in text and "Billing" not in text
+    with pytest.raises(NotFoundError, match="h2:app-spec.auth"):
+        d.read.section("p1", "app", "h9:nothing")
+    with pytest.raises(NotFoundError):
+        d.read.version("p2", "app")  # another project never sees it
+
+
+def test_context_pack_is_whole_sections_in_order_within_budget_and_deterministic(d) -> None:
+    d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    synced(d)
+    version, picked, used = d.pack("p1", "app", "refresh tokens rotate revokes", 200)
+    assert picked and used <= 200 and all(text == version.content[s.start:s.end] for s, text in picked)
+    assert any("Token Refresh" in text for _, text in picked)
+    starts = [s.start for s, _ in picked]
+    assert starts == sorted(starts) and d.pack("p1", "app", "refresh tokens rotate revokes", 200)[1] == picked
+
+
+def test_restore_bundle_order_budgets_and_provenance(d) -> None:
+    d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    d.commit("p1", "c-1", [{"kind": "troubleshooting", "title": "Login loop", "content": "Clear the cookie " * 30}])
+    d.commit("p1", "c-2", [{"kind": "note", "title": "Snapshot", "content": "Working on billing."}], "sess-1")
+    d.commit("p2", "c-3", [{"kind": "note", "title": "Other project", "content": "billing elsewhere"}], "sess-9")
+    synced(d)
+    bundle = d.restore("p1", "billing invoices", max_chars=2_000)
+    reasons = [e["reason"] for e in bundle["entries"]]
+    assert reasons[:3] == ["pinned_canonical", "latest_snapshot", "recent_troubleshooting"]
+    assert bundle["totalChars"] <= 2_000 and all(e["provenance"]["project"] == "p1" for e in bundle["entries"])
+    assert d.restore("p1", "billing invoices", max_chars=2_000) == bundle
+    tight = d.restore("p1", None, max_items=1, max_chars=220)  # the spec is 242 characters
+    assert len(tight["entries"]) == 1 and tight["totalChars"] <= 220 and tight["entries"][0]["truncated"]
+    tokens = d.restore("p1", None, max_tokens=40)
+    assert tokens["totalTokens"] <= 40
+
+
+def test_project_search_boosts_canonical_and_keeps_projects_apart(d) -> None:
+    d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    d.commit("p1", "c-1", [{"kind": "note", "title": "Billing note", "content": "Invoices are issued monthly in euros."}])
+    d.commit("p2", "c-2", [{"kind": "note", "title": "Elsewhere", "content": "Invoices are issued monthly in euros."}])
+    synced(d)
+    found = d.search("p1", "invoices issued monthly euros")
+    assert found and all(p.artifact.labels["project"] == "p1" for p, _ in found)
+    assert found[0][0].artifact.labels.get("canonical_key") == "app"
+    notes = d.search("p1", "invoices issued monthly euros", ["note"])
+    assert [p.artifact.labels["kind"] for p, _ in notes] == ["note"]
+
+
+def test_bad_input_names_the_field(d) -> None:
+    for call, field in ((lambda: d.commit("p", "k", []), "entries"),
+                        (lambda: d.commit("p", "k", [{"kind": "x", "title": "t", "content": "c"}]), "kind"),
+                        (lambda: d.commit("p", "", [{"kind": "note", "title": "t", "content": "c"}]),
+                         "idempotencyKey"),
+                        (lambda: d.upsert("p", "Bad Key", "app_spec", "t", "c", None, "k"), "canonicalKey"),
+                        (lambda: d.upsert("p", "app", "nope", "t", "c", None, "k"), "docClass"),
+                        (lambda: d.restore("p", None, max_chars=0), "maxChars")):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == field
+    assert d.store.latest_items("p") == []
+
+
+def test_projects_from_roots(tmp_path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:Acme/App.git\n')
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    projects = GitProjects()
+    by_remote = projects.project_of([f"file://{repo}"])
+    assert by_remote == projects.project_of([f"file://{repo}/"]) and by_remote.startswith("prj_")
+    assert normalised_remote("https://github.com/acme/App.git") == normalised_remote("git@github.com:acme/App.git")
+    assert projects.project_of([f"file://{plain}"]) not in (None, by_remote)
+    assert projects.project_of(["https://example.com/x"]) is None
+
+
+def test_fit_cuts_at_a_paragraph() -> None:
+    text = "a" * 150 + "\n\n" + "b" * 300
+    assert fit(text, 1_000) == (text, False) and fit(text, 250) == ("a" * 150, True) and fit(text, 100) == ("", True)
+
+
+GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "golden"
+
+
+def golden(name: str, value: object) -> None:
+    """Compare with the golden file (MEMTROVE_UPDATE_GOLDEN=1 rewrites it: the change is then a visible diff)."""
+    path = GOLDEN / f"{name}.json"
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if os.environ.get("MEMTROVE_UPDATE_GOLDEN") == "1" or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"{path} differs (MEMTROVE_UPDATE_GOLDEN=1 to accept)"
+
+
+def test_restore_bundle_and_context_pack_match_their_golden_files(d) -> None:
+    d.upsert("p1", "app", "app_spec", "App Spec", SPEC, ["core"], "u-1")
+    d.commit("p1", "c-1", [{"kind": "troubleshooting", "title": "Login loop", "content": "Clear the session cookie."},
+                           {"kind": "decision", "title": "Passkeys", "content": "Sign-in uses passkeys only."}])
+    d.commit("p1", "c-2", [{"kind": "note", "title": "Snapshot", "content": "Next: billing exports."}], "sess-1")
+    synced(d)
+    golden("restore_bundle", d.restore("p1", "passkeys sign in", max_chars=1_000))
+    version, picked, used = d.pack("p1", "app", "token refresh rotation", 300)
+    golden("context_pack", {"versionNum": version.version_num, "totalChars": used,
+                            "sections": [{**s.as_outline(), "text": text} for s, text in picked]})
