@@ -19,7 +19,7 @@ from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, Retrieva
 # measured on LoCoMo facts and turns (no relevant hit lost at 0.2). The OpenAI models' unrelated
 # texts sit nearer 0 and related ones lower than MiniLM's, so their floor is lower (not measured here).
 # The MCP toolsets (entrypoints/mcp/registry.py builds them; its names are checked against these).
-TOOLSETS = ("core", "sessions", "zapomni")
+TOOLSETS = ("core", "sessions", "zapomni", "documents")
 MIN_SIMILARITY = {"local": 0.2, "openai": 0.1, "openai-compatible": 0.1, "voyage": 0.1, "jina": 0.1}
 PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai-compatible": (400, 300, 50),
                     "voyage": (1200, 900, 100), "jina": (1200, 900, 100)}

@@ -11,7 +11,8 @@ from domain.ports import Filter
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.validation import epoch, parse_timestamp, require_choice, require_text
 
-SCOPE_FIELDS = ("memory_type", "session_id", "session_iter", "agent_id", "task_code", "category", "title", "source")
+SCOPE_FIELDS = ("memory_type", "session_id", "session_iter", "agent_id", "task_code", "category", "title", "source",
+                "project", "kind", "canonical_key", "doc_class", "pinned", "status")
 FILTER_FIELDS = ("artifact_type", "source_system", "sensitivity", "visibility_scope", "time_range_start",
                  "time_range_end", "conversation_id", *SCOPE_FIELDS, TAGS)
 ARTIFACT_ONLY = ("artifact_type", "source_system", "sensitivity", "visibility_scope", *SCOPE_FIELDS)

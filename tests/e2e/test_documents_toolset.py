@@ -33,7 +33,9 @@ def test_documents_scenario(client: BlockingClient, check: Callable[[Any], Any])
 
 
 def test_projects_from_roots_never_mix(tmp_path: Path) -> None:
-    """Two clients declaring different roots see only their own project's items."""
+    """Two clients declaring different roots see only their own project's items. (Roots are asked over
+    the session's back-channel: the pre-2026 handshake; a 2026-07-28 client without one gets the
+    configured default project.)"""
     from mcp.client import Client
     from mcp.types import ListRootsResult, Root
 
@@ -45,6 +47,7 @@ def test_projects_from_roots_never_mix(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
     runtime = Runtime(Settings(memtrove_data_dir=tmp_path / "data", memtrove_warmup=False,
                                memtrove_toolsets="core,documents"))
+    runtime.start()
 
     def roots_of(name: str) -> Any:
         async def answer(_context: Any) -> ListRootsResult:
@@ -53,11 +56,11 @@ def test_projects_from_roots_never_mix(tmp_path: Path) -> None:
 
     async def run() -> None:
         server = build_server(runtime)
-        async with Client(server, list_roots_callback=roots_of("alpha")) as alpha:
+        async with Client(server, list_roots_callback=roots_of("alpha"), mode="legacy") as alpha:
             await scenario.call_ok(alpha, "memory_commit", {"idempotencyKey": "a-1", "entries": [
                 {"kind": "note", "title": "Alpha secret", "content": "The alpha launch code is tangerine."}]})
             assert (await scenario.call_ok(alpha, "project_search", {"query": "launch code tangerine"}))["count"] == 1
-        async with Client(server, list_roots_callback=roots_of("beta")) as beta:
+        async with Client(server, list_roots_callback=roots_of("beta"), mode="legacy") as beta:
             found = await scenario.call_ok(beta, "project_search", {"query": "launch code tangerine"})
             assert found["count"] == 0
             assert (await beta.list_resources()).resources == []

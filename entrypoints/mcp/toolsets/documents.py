@@ -15,7 +15,8 @@ from typing import Annotated, Any
 import anyio.from_thread
 from loguru import logger
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult
+from mcp.shared.message import ServerMessageMetadata
+from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult
 from pydantic import Field
 
 from domain.documents.bundles import ContextPack, ProjectSearch, Restore, item_of
@@ -48,7 +49,10 @@ class DocumentTools(Toolbox):
         capabilities = ctx.client_capabilities
         if capabilities is not None and capabilities.roots is not None:
             try:
-                roots = anyio.from_thread.run(session.list_roots)
+                # Asked on this request's own channel (the only back-channel some transports have).
+                roots = anyio.from_thread.run(lambda: session.send_request(
+                    ListRootsRequest(), ListRootsResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id)))
                 found = self.use(ProjectResolver)().project_of([str(r.uri) for r in roots.roots])
             except Exception as exc:  # noqa: BLE001 - a client that cannot answer gets the default project
                 logger.debug("roots_unavailable error={}", exc)
@@ -62,9 +66,11 @@ class DocumentTools(Toolbox):
 
     def changed(self, ctx: Context | None) -> None:
         """Tell the client its project's resource list changed (notifications/resources/list_changed)."""
-        if ctx is not None:
+        if ctx is None:
+            return
+        for send in (ctx.notify_resources_changed, ctx.session.send_resource_list_changed):  # both protocol eras
             try:
-                anyio.from_thread.run(ctx.session.send_resource_list_changed)
+                anyio.from_thread.run(send)
             except Exception as exc:  # noqa: BLE001 - a client gone away must not fail the write
                 logger.debug("list_changed_not_sent error={}", exc)
 

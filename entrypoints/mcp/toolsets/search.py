@@ -30,7 +30,8 @@ class SearchTools(Toolbox):
         filters: Annotated[dict[str, Any] | None, Field(
             description="Optional: artifact_type, source_system, sensitivity, visibility_scope, "
                         "time_range_start, time_range_end, conversation_id; scope of session memories: "
-                        "session_id, session_iter, agent_id, task_code, memory_type, category, title, source, tags")] = None,
+                        "session_id, session_iter, agent_id, task_code, memory_type, category, title, source, tags; "
+                        "of project documents: project, kind, canonical_key, doc_class, pinned, status")] = None,
         mode: Mode = "hybrid",
         profile: Profile = None,
         per_artifact: PerArtifact = None,
