@@ -16,7 +16,7 @@ from setuptools import find_namespace_packages
 from config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-ROOTS = ("domain", "adapters", "plugins", "config", "entrypoints")
+ROOTS = ("domain", "adapters", "plugins", "config", "entrypoints", "bench")
 
 
 def packaging() -> dict:
