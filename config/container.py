@@ -51,6 +51,20 @@ def _engine(url: str) -> Iterator[object]:
     engine.dispose()
 
 
+def _pgvector(profile: object, engine: object) -> object:
+    from adapters.pgvector_index import PgVectorIndex
+
+    return PgVectorIndex(profile, engine)  # type: ignore[arg-type]
+
+
+def _vector_index(settings: Settings, profile: object) -> object:
+    """The configured vector store for a profile (another embedder's, when re-embedding)."""
+    if settings.memtrove_vector_store == "pgvector":
+        return _pgvector(profile, settings.database_url)
+    return ChromaVectorIndex(profile, path=settings.chroma_path, host=settings.chroma_host,  # type: ignore[arg-type]
+                             port=settings.chroma_port)
+
+
 def _sql_store(engine: object) -> object:
     from adapters.sqlalchemy_ledger import SqlStore
 
@@ -65,7 +79,7 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     kind = require_choice("target_embedder", target_embedder, EMBEDDERS)
     target = _embedder_of_kind(kind, settings)
     profile = target.profile  # type: ignore[attr-defined]
-    index = ChromaVectorIndex(profile, path=settings.chroma_path, host=settings.chroma_host, port=settings.chroma_port)
+    index = _vector_index(settings, profile)
     spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
     return Reembed(active=active, target=target, target_vectors=index, store=store, artifacts=store,  # type: ignore[arg-type]
                    ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec))  # type: ignore[arg-type]
@@ -155,12 +169,16 @@ class Adapters(containers.DeclarativeContainer):
     )
     engine = providers.Resource(_engine, settings.provided.database_url)
     store = providers.ThreadSafeSingleton(_sql_store, engine)
-    vectors = providers.ThreadSafeSingleton(
-        ChromaVectorIndex,
-        profile=embedder.provided.profile,
-        path=settings.provided.chroma_path,
-        host=settings.provided.chroma_host,
-        port=settings.provided.chroma_port,
+    vectors = providers.Selector(
+        settings.provided.memtrove_vector_store,
+        chroma=providers.ThreadSafeSingleton(
+            ChromaVectorIndex,
+            profile=embedder.provided.profile,
+            path=settings.provided.chroma_path,
+            host=settings.provided.chroma_host,
+            port=settings.provided.chroma_port,
+        ),
+        pgvector=providers.ThreadSafeSingleton(_pgvector, profile=embedder.provided.profile, engine=engine),
     )
     exporter = providers.ThreadSafeSingleton(_exporter, settings.provided.export_dir)
 

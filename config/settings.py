@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.errors import ConfigurationError
@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     memtrove_data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("memtrove")))
     memtrove_embedder: Literal["local", "openai", "openai-compatible", "voyage", "jina"] = "local"
     memtrove_database_url: str | None = None
+    # Where vectors are indexed: Chroma (default; embedded, or a server with CHROMA_HOST) or pgvector
+    # in the PostgreSQL database of MEMTROVE_DATABASE_URL (rows, lexical index and vectors in one database).
+    memtrove_vector_store: Literal["chroma", "pgvector"] = "chroma"
     memtrove_transport: Literal["stdio", "http"] = "stdio"
     memtrove_host: str = "127.0.0.1"
     memtrove_http_token: SecretStr | None = None
@@ -104,6 +107,13 @@ class Settings(BaseSettings):
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _pgvector_needs_postgres(self) -> "Settings":
+        if self.memtrove_vector_store == "pgvector" and not (self.memtrove_database_url or "").startswith("postgres"):
+            raise ValueError("MEMTROVE_VECTOR_STORE=pgvector keeps vectors in PostgreSQL: set MEMTROVE_DATABASE_URL "
+                             "to a postgresql:// URL")
+        return self
 
     @field_validator("memtrove_toolsets")
     @classmethod
