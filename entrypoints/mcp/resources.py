@@ -8,7 +8,8 @@ clients ``notifications/resources/list_changed`` after each write.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -16,8 +17,22 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
 
 from domain.errors import MemtroveError
+from domain.documents.usecases import ReadCanonical
 from domain.ports.documents import DocumentStore
-from entrypoints.mcp.toolsets.documents import DocumentTools, ReadCanonical
+from entrypoints.runtime import Runtime
+
+T = TypeVar("T")
+
+
+class ProjectTools(Protocol):
+    """What the resources need of the documents toolset: the client's project and its use cases."""
+
+    runtime: Runtime
+
+    def project(self, ctx: Context | None) -> str: ...
+
+    def use(self, kind: type[T]) -> Callable[..., T]: ...
+
 
 PAGE = 50
 MARKDOWN = "text/markdown"
@@ -26,7 +41,7 @@ MARKDOWN = "text/markdown"
 class MemtroveServer(MCPServer):
     """An MCPServer whose resource list is read from the store, per client project, page by page."""
 
-    documents: DocumentTools | None = None
+    documents: ProjectTools | None = None
 
     async def _handle_list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
         if self.documents is None:
@@ -44,7 +59,7 @@ class MemtroveServer(MCPServer):
         return ListResourcesResult(resources=resources, next_cursor=str(offset + PAGE) if more else None)
 
 
-def register_resources(server: MemtroveServer, tools: DocumentTools) -> None:
+def register_resources(server: MemtroveServer, tools: ProjectTools) -> None:
     server.documents = tools
 
     def readable(action: Any) -> Any:
