@@ -254,7 +254,7 @@ def _row(a: Artifact) -> dict[str, Any]:
         "num_chunks": a.num_chunks, "sensitivity": a.sensitivity, "visibility_scope": a.visibility_scope,
         "retention_policy": a.retention_policy, "ingested_at": a.ingested_at, "chunker": a.chunker,
         "chunker_version": a.chunker_version, "content": a.content,
-        "labels": json.dumps(a.labels, sort_keys=True),
+        "labels": json.dumps(a.labels, sort_keys=True, allow_nan=False),  # valid JSON: the filters parse it
         "embedding_provider": a.profile.provider, "embedding_model": a.profile.model,
         "embedding_dimensions": a.profile.dimensions, "embedding_max_tokens": a.profile.max_tokens,
     }

@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     memtrove_per_artifact: int = Field(3, ge=1, le=10)  # results one document may take in a search
     memtrove_toolsets: str = "core"
     memtrove_export_dir: Path | None = None
-    memtrove_project: str = Field("default", min_length=1, max_length=200)  # when the client declares no roots
+    memtrove_project: str = Field("default", min_length=1, max_length=100)  # when the client declares no roots
     memtrove_canonical_boost: float = Field(0.15, ge=0, le=10)  # spec 004 Part 2's canonical boost weight  # write_document_to_file writes only here (default <data dir>/exports)  # comma-separated toolsets (core, sessions, zapomni) or all
 
     chroma_host: str | None = None

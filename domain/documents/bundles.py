@@ -35,7 +35,7 @@ def check_kinds(value: object) -> list[str] | None:
 
 
 def item_of(passage: Passage) -> str:
-    return str(passage.artifact.source_id or "").split("/", 1)[-1]
+    return str(passage.artifact.source_id or "").rsplit("/", 1)[-1]  # "<project>/<item id>"; a project may hold "/"
 
 
 @dataclass(frozen=True, slots=True)

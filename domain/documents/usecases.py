@@ -36,9 +36,12 @@ class ItemWriter:
         latest = self.documents.item_version(draft.project, draft.item_id)
         same = ("kind", "title", "content_hash", "canonical_key", "doc_class", "tags", "pinned", "status")
         if latest is not None and all(getattr(latest, f) == getattr(draft, f) for f in same):
+            self.project(latest)  # a no-op when indexed; indexes it when an earlier write stopped before
             return latest, "unchanged"
         stored = self.documents.add_version(replace(draft, created_at=self.clock()))
-        self.project(stored)
+        # The item's newest version as the store has it now (another writer may have added a later one):
+        # the index never goes back to an older version.
+        self.project(self.documents.item_version(stored.project, stored.item_id) or stored)
         return stored, "created" if stored.version_num == 1 else "updated"
 
     def project(self, version: ItemVersion) -> None:

@@ -43,8 +43,10 @@ def iteration_order(session_iter: str | None) -> str | None:
     """A key that sorts iterations naturally: "v2" before "v10" (numbers compared as numbers)."""
     if session_iter is None:
         return None
-    return "".join(f"{int(part):020d}" if part.isdigit() else part.lower()
-                   for part in re.split(r"(\d+)", session_iter))
+    # ASCII digits only ("²" is a digit to str.isdigit but not to int); a number sorts by its length,
+    # then its digits, so any length compares as a number.
+    return "".join(f"{len(part.lstrip('0') or '0'):04d}{part.lstrip('0') or '0'}" if part.isascii() and part.isdigit()
+                   else part.lower() for part in re.split(r"([0-9]+)", session_iter))
 
 
 def scope_filter(memory_type: str | None = None, **scope: object) -> dict[str, str]:

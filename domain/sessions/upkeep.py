@@ -12,7 +12,7 @@ from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Artifact
 from domain.ports import ArtifactScopes, ArtifactStore, AuditLog, DocumentExporter
-from domain.sessions.scope import SOURCE
+from domain.sessions.scope import KINDS, SOURCE
 from domain.sessions.utility import EVERY, Reconstruct, session_artifact
 from domain.search.usecases import check_flag
 from domain.validation import format_ts, require_int, require_text
@@ -91,7 +91,8 @@ class CleanupOldMemories:
         dry = check_flag("dry_run", dry_run)
         now = datetime.fromisoformat(self.clock().replace("Z", "+00:00")).astimezone(timezone.utc)
         cutoff = format_ts(now - timedelta(days=days))
-        old = self.scopes.list_artifacts(SOURCE, {}, EVERY, newest_first=False, before=cutoff)
+        old = [a for a in self.scopes.list_artifacts(SOURCE, {}, EVERY, newest_first=False, before=cutoff)
+               if a.labels.get("memory_type") in KINDS]  # session memories only, whoever else used the name
         chunks = sum(a.num_chunks for a in old)
         if not dry:
             for artifact in old:

@@ -12,7 +12,7 @@ from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_of
 from domain.model import Artifact, ArtifactChunk
 from domain.ports import ArtifactScopes, ArtifactStore
-from domain.sessions.scope import SOURCE, SessionMemory, session_label
+from domain.sessions.scope import KINDS, SOURCE, SessionMemory, session_label
 from domain.sessions.search import Memories
 from domain.validation import optional_text, require_int, require_text
 
@@ -23,7 +23,7 @@ def session_artifact(store: ArtifactStore, memory_id: object, field_name: str = 
     """The session memory of that id (another artifact, or none, is not found)."""
     art_id = check_artifact_id(memory_id) if field_name == "artifact_id" else _memory_id(memory_id, field_name)
     artifact = store.get_artifact(art_id)
-    if artifact is None or artifact.source_system != SOURCE:
+    if artifact is None or artifact.source_system != SOURCE or artifact.labels.get("memory_type") not in KINDS:
         raise NotFoundError(f"Memory {art_id} not found")
     return artifact
 

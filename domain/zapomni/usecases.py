@@ -67,9 +67,9 @@ def check_metadata(metadata: object) -> tuple[dict[str, Any], str | None]:
         raise ValidationError("metadata", "metadata must be an object")
     rest = {k: v for k, v in metadata.items() if k not in ("tags", "source", "date")}
     try:
-        kept = json.dumps(rest, sort_keys=True)
+        kept = json.dumps(rest, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
-        raise ValidationError("metadata", "metadata must hold JSON values") from None
+        raise ValidationError("metadata", "metadata must hold JSON values (no NaN or Infinity)") from None
     if len(kept) > 10_000:
         raise ValidationError("metadata", f"metadata exceeds 10,000 characters as JSON (got {len(kept)})")
     labels: dict[str, Any] = {"tags": check_tags(metadata.get("tags"), "tags")}

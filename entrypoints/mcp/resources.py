@@ -8,6 +8,7 @@ clients ``notifications/resources/list_changed`` after each write.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -48,7 +49,8 @@ class MemtroveServer(MCPServer):
             return await super()._handle_list_resources(ctx, params)
         tools = self.documents
         project = await anyio.to_thread.run_sync(lambda: tools.project(Context(request_context=ctx, mcp_server=self)))
-        offset = int(params.cursor) if params is not None and params.cursor and params.cursor.isdigit() else 0
+        cursor = params.cursor if params is not None else None
+        offset = int(cursor) if cursor and re.fullmatch(r"[0-9]{1,9}", cursor) else 0
         store: DocumentStore = tools.runtime.app.adapters.store()
         items = await anyio.to_thread.run_sync(lambda: store.latest_items(project, limit=offset + PAGE + 1))
         page = items[offset:offset + PAGE]

@@ -10,6 +10,7 @@ import pytest
 from adapters.sqlalchemy_store import make_engine
 from domain.artifacts.usecases import vector_metadata
 from domain.model import VectorRecord
+from domain.sessions.scope import iteration_order
 from tests.contract.artifact_scopes_contract import ArtifactScopesContract, labelled, session
 from tests.contract.vector_index_contract import PROFILE as VECTOR_PROFILE
 from tests.contract.vector_index_contract import unit
@@ -99,7 +100,7 @@ def _fill(index) -> None:
     ({"tag:red": True}, {"art_r_s1", "art_w_s1", "art_r_s2"}),
     ({"tag:blue": True, "memory_type": "report"}, {"art_r_s1b"}),
     ({"tag:red": True, "tag:blue": True}, {"art_w_s1"}),
-    ({"iter_order": "v00000000000000000010"}, {"art_r_s1b"}),
+    ({"iter_order": iteration_order("v10")}, {"art_r_s1b"}),
     ({"session_id": "s1", "source_system": "sessions", "tag:red": True}, {"art_r_s1", "art_w_s1"}),
     ({"tag:green": True}, set()),
     ({"session_id": "nobody"}, set()),
@@ -116,7 +117,7 @@ def test_vector_metadata_carries_the_labels_as_scalar_fields() -> None:
     a = labelled("art_m", {**session("report", "s1", "v2"), "tags": ["red", "blue"]})
     metadata = vector_metadata(a)
     assert metadata["session_id"] == "s1" and metadata["memory_type"] == "report"
-    assert metadata["session_iter"] == "v2" and metadata["iter_order"] == "v00000000000000000002"
+    assert metadata["session_iter"] == "v2" and metadata["iter_order"] == iteration_order("v2")
     assert metadata["tag:red"] is True and metadata["tag:blue"] is True
     assert "tags" not in metadata
     assert all(isinstance(v, (str, int, float, bool)) for v in metadata.values())

@@ -193,3 +193,27 @@ def test_restore_bundle_and_context_pack_match_their_golden_files(d) -> None:
     version, picked, used = d.pack("p1", "app", "token refresh rotation", 300)
     golden("context_pack", {"versionNum": version.version_num, "totalChars": used,
                             "sections": [{**s.as_outline(), "text": text} for s, text in picked]})
+
+
+def test_a_version_whose_indexing_failed_is_indexed_by_the_next_write(d, monkeypatch) -> None:
+    """The version is stored before its artifact: a retry after a failed embedding indexes it."""
+    from domain.errors import EmbeddingError
+
+    real = d.embedder.embed_documents
+    monkeypatch.setattr(d.embedder, "embed_documents", lambda texts: (_ for _ in ()).throw(EmbeddingError("down")))
+    with pytest.raises(EmbeddingError):
+        d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    assert d.read.version("p1", "app").version_num == 1 and d.store.artifact_counts("documents") == (0, 0)
+    monkeypatch.setattr(d.embedder, "embed_documents", real)
+    again = d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    assert (again["versionNum"], again["status"]) == (1, "unchanged")
+    assert d.store.artifact_counts("documents")[0] == 1
+
+
+def test_an_item_id_survives_a_project_name_with_a_slash(d) -> None:
+    d.commit("team/web", "k-1", [{"kind": "note", "title": "Deploys", "content": "Deploys happen on Fridays."}])
+    synced(d)
+    (passage, _), = d.search("team/web", "deploys fridays", limit=1)
+    bundle = d.restore("team/web", "deploys fridays", include_recent_troubleshooting=False)
+    assert bundle["entries"] and bundle["entries"][-1]["itemId"].startswith("doc_")
+    assert d.store.item_version("team/web", passage.artifact.source_id.rsplit("/", 1)[-1]) is not None

@@ -178,3 +178,22 @@ def test_zapomni_add_search_filters_and_stats(s) -> None:
         assert refused.value.field == field
     with pytest.raises(ValidationError, match="text cannot be empty or whitespace-only"):
         add(" \n ")
+
+
+def test_zapomni_refuses_metadata_that_is_not_json(s) -> None:
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValidationError) as refused:
+            AddMemory(s.ingest)("text", {"score": bad})
+        assert refused.value.field == "metadata"
+    assert s.store.artifact_counts() == (0, 0)
+
+
+def test_cleanup_and_delete_touch_only_session_memories(s) -> None:
+    from domain.artifacts.input import IngestRequest
+
+    foreign = s.ingest(IngestRequest("doc", "sessions", "a user's own document named like ours", source_id="x")).artifact
+    delete = DeleteArtifact(s.store, s.store, clock=s.clock)
+    report = CleanupOldMemories(s.store, delete, s.store, clock=lambda: "2027-01-01T00:00:00Z")(0, False)
+    assert report.memories == 0 and s.store.get_artifact(foreign.id) is not None
+    with pytest.raises(NotFoundError):
+        DeleteSessionMemory(s.store, delete)(foreign.id)
