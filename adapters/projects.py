@@ -28,11 +28,33 @@ def normalised_remote(url: str) -> str:
     return f"{host.lower()}/{path}"
 
 
+def git_config(dot_git: Path) -> Path | None:
+    """The config file of the repository whose ``.git`` this is: a directory, or (a submodule, a linked
+    worktree) a file naming its git directory, whose ``commondir`` names the shared one."""
+    if dot_git.is_dir():
+        config = dot_git / "config"
+        return config if config.is_file() else None
+    if not dot_git.is_file():
+        return None
+    try:
+        pointer = re.match(r"gitdir:\s*(.+)", dot_git.read_text(encoding="utf-8").strip())
+        if pointer is None:
+            return None
+        gitdir = (dot_git.parent / pointer.group(1).strip()).resolve()
+        common = gitdir / "commondir"
+        if common.is_file():
+            gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, UnicodeDecodeError):
+        return None
+    config = gitdir / "config"
+    return config if config.is_file() else None
+
+
 def remote_of(directory: Path) -> str | None:
     """The ``origin`` remote (else the first remote) of the git repository holding ``directory``."""
     for here in [directory, *directory.parents]:
-        config = here / ".git" / "config"
-        if config.is_file():
+        config = git_config(here / ".git")
+        if config is not None:
             parser = configparser.ConfigParser(strict=False, interpolation=None)
             try:
                 parser.read(config, encoding="utf-8")

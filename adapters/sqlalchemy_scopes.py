@@ -44,9 +44,11 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
                      "LIMIT :limit")
         with self._read() as conn:
             ids = [row[0] for row in conn.execute(query, params)]
-            rows = conn.execute(select(artifacts).where(artifacts.c.artifact_id.in_(ids),
-                                                        artifacts.c.status == COMMITTED)).mappings().all()
-        found = {row["artifact_id"]: _artifact(row) for row in rows}
+            found: dict[str, Artifact] = {}
+            for start in range(0, len(ids), 5_000):  # bound the parameters of one statement
+                rows = conn.execute(select(artifacts).where(artifacts.c.artifact_id.in_(ids[start:start + 5_000]),
+                                                            artifacts.c.status == COMMITTED)).mappings().all()
+                found.update({row["artifact_id"]: _artifact(row) for row in rows})
         return [found[i] for i in ids if i in found]
 
     def record_access(self, artifact_id: str, ts: str) -> tuple[str, int] | None:

@@ -217,3 +217,19 @@ def test_an_item_id_survives_a_project_name_with_a_slash(d) -> None:
     bundle = d.restore("team/web", "deploys fridays", include_recent_troubleshooting=False)
     assert bundle["entries"] and bundle["entries"][-1]["itemId"].startswith("doc_")
     assert d.store.item_version("team/web", passage.artifact.source_id.rsplit("/", 1)[-1]) is not None
+
+
+def test_a_submodule_or_worktree_is_its_own_repository(tmp_path) -> None:
+    """A ``.git`` file points at the git directory: its remote names the project, not the parent's."""
+    parent = tmp_path / "parent"
+    (parent / ".git" / "modules" / "lib").mkdir(parents=True)
+    (parent / ".git" / "config").write_text('[remote "origin"]\n\turl = https://example.com/acme/parent.git\n')
+    (parent / ".git" / "modules" / "lib" / "config").write_text('[remote "origin"]\n\turl = https://example.com/acme/lib\n')
+    (parent / "lib").mkdir()
+    (parent / "lib" / ".git").write_text("gitdir: ../.git/modules/lib\n")
+    projects = GitProjects()
+    assert projects.project_of([f"file://{parent / 'lib'}"]) != projects.project_of([f"file://{parent}"])
+    elsewhere = tmp_path / "clone"
+    (elsewhere / ".git").mkdir(parents=True)
+    (elsewhere / ".git" / "config").write_text('[remote "origin"]\n\turl = git@example.com:acme/lib.git\n')
+    assert projects.project_of([f"file://{parent / 'lib'}"]) == projects.project_of([f"file://{elsewhere}"])
