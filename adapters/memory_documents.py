@@ -92,14 +92,16 @@ class InMemoryDocuments(DocumentStore):
                 return None
             return replace(held, result=None if held.result is None else _copied(held.result))
 
-    def finish_key(self, project: str, key: str, result: dict[str, Any]) -> None:
+    def finish_key(self, project: str, key: str, result: dict[str, Any], claimed_at: float | None = None) -> bool:
         with self._documents_lock:
             held = self.idempotency_keys.get((project, key))
-            if held is not None:
-                self.idempotency_keys[(project, key)] = replace(held, result=_copied(result))
+            if held is None or (claimed_at is not None and (held.claimed_at != claimed_at or held.result is not None)):
+                return False
+            self.idempotency_keys[(project, key)] = replace(held, result=_copied(result))
+            return True
 
-    def release_key(self, project: str, key: str) -> None:
+    def release_key(self, project: str, key: str, claimed_at: float | None = None) -> None:
         with self._documents_lock:
             held = self.idempotency_keys.get((project, key))
-            if held is not None and held.result is None:
+            if held is not None and held.result is None and claimed_at in (None, held.claimed_at):
                 del self.idempotency_keys[(project, key)]

@@ -197,15 +197,20 @@ class SqlDocuments(DocumentStore):
                     return _keyed(row)
         raise StorageError(f"Failed to claim the idempotency key {key!r}: it kept changing under this call")
 
-    def finish_key(self, project: str, key: str, result: dict[str, Any]) -> None:
+    def finish_key(self, project: str, key: str, result: dict[str, Any], claimed_at: float | None = None) -> bool:
+        mine = [idempotency_keys.c.project == project, idempotency_keys.c.key == key]
+        if claimed_at is not None:  # fenced: only while this claim holds the key
+            mine += [idempotency_keys.c.claimed_at == claimed_at, idempotency_keys.c.result.is_(None)]
         with self._write() as conn:
-            conn.execute(update(idempotency_keys)
-                         .where(idempotency_keys.c.project == project, idempotency_keys.c.key == key)
-                         .values(result=json.dumps(result, ensure_ascii=False)))
+            done = conn.execute(update(idempotency_keys).where(*mine)
+                                .values(result=json.dumps(result, ensure_ascii=False))).rowcount
+        return bool(done)
 
-    def release_key(self, project: str, key: str) -> None:
+    def release_key(self, project: str, key: str, claimed_at: float | None = None) -> None:
         # Only a claim still under way is given up: a finished key keeps its result.
+        mine = [idempotency_keys.c.project == project, idempotency_keys.c.key == key,
+                idempotency_keys.c.result.is_(None)]
+        if claimed_at is not None:
+            mine.append(idempotency_keys.c.claimed_at == claimed_at)
         with self._write() as conn:
-            conn.execute(delete(idempotency_keys).where(
-                idempotency_keys.c.project == project, idempotency_keys.c.key == key,
-                idempotency_keys.c.result.is_(None)))
+            conn.execute(delete(idempotency_keys).where(*mine))

@@ -33,7 +33,8 @@ class Idempotent:
         payload_hash = digest(tool, payload)
         deadline = self.now() + WAIT_SECONDS
         while True:
-            held = self.store.claim_key(project, key, tool, payload_hash, self.now())
+            claimed_at = self.now()
+            held = self.store.claim_key(project, key, tool, payload_hash, claimed_at)
             if held is None:
                 break
             if held.payload_hash != payload_hash or held.tool != tool:
@@ -48,7 +49,14 @@ class Idempotent:
         try:
             result = action()
         except BaseException:
-            self.store.release_key(project, key)
+            self.store.release_key(project, key, claimed_at)
             raise
-        self.store.finish_key(project, key, result)
+        if not self.store.finish_key(project, key, result, claimed_at):
+            # Past its lease another call took the key over: a result it recorded is the key's.
+            again = self.now()
+            held = self.store.claim_key(project, key, tool, payload_hash, again)
+            if held is None:  # nobody holds it now: this call's result stands
+                self.store.finish_key(project, key, result, again)
+            elif held.result is not None:
+                return {**held.result, "replayed": True}
         return {**result, "replayed": False}

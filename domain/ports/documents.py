@@ -73,12 +73,15 @@ class DocumentStore(Protocol):
         ``finish_key`` or ``release_key``), else what the key already holds."""
         ...
 
-    def finish_key(self, project: str, key: str, result: dict[str, Any]) -> None:
-        """Record the first call's result under its key (durable)."""
+    def finish_key(self, project: str, key: str, result: dict[str, Any], claimed_at: float | None = None) -> bool:
+        """Record the first call's result under its key (durable). With ``claimed_at`` (the claim's time,
+        a fencing token) only while that claim still holds the key: False when another call took a stale
+        claim over meanwhile (its result stands)."""
         ...
 
-    def release_key(self, project: str, key: str) -> None:
-        """Give a claimed key up (its call failed): the next call with it starts afresh."""
+    def release_key(self, project: str, key: str, claimed_at: float | None = None) -> None:
+        """Give a claimed key up (its call failed): the next call with it starts afresh. With
+        ``claimed_at``, only that claim (never one another call took over)."""
         ...
 
 

@@ -233,3 +233,15 @@ def test_a_submodule_or_worktree_is_its_own_repository(tmp_path) -> None:
     (elsewhere / ".git").mkdir(parents=True)
     (elsewhere / ".git" / "config").write_text('[remote "origin"]\n\turl = git@example.com:acme/lib.git\n')
     assert projects.project_of([f"file://{parent / 'lib'}"]) == projects.project_of([f"file://{elsewhere}"])
+
+
+def test_a_call_whose_claim_was_taken_over_does_not_overwrite_the_new_holder(d) -> None:
+    """Fencing: the key's claim time identifies the claim; a late finish or release of an old claim
+    changes nothing once another call took the key over past its lease."""
+    store = d.store
+    assert store.claim_key("p", "k", "t", "h", 0.0) is None
+    assert store.claim_key("p", "k", "t", "h", 10_000.0) is None  # the first claim's lease ran out
+    store.release_key("p", "k", 0.0)  # the first call failing late gives nothing up
+    assert store.finish_key("p", "k", {"by": "second"}, 10_000.0)
+    assert not store.finish_key("p", "k", {"by": "first"}, 0.0)
+    assert store.claim_key("p", "k", "t", "h", 10_001.0).result == {"by": "second"}
