@@ -26,7 +26,7 @@ from mcp.server.runner import serve_dual_era_loop
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
-from config.settings import Settings
+from config.settings import TOOLSETS, Settings
 from entrypoints.shared import (OWNER_BUSY, DataDirBusy, DataDirLock, data_dir_of, embedder_label, log_path,
                                 prepare_socket_dir, read_hello, socket_path)
 
@@ -94,8 +94,6 @@ class Servers:
 
     def lowlevel(self, toolsets: tuple[str, ...] | None = None) -> Any:
         """The low-level server of those toolsets (unknown names dropped; none left: the default)."""
-        from config.settings import TOOLSETS
-
         chosen = tuple(n for n in TOOLSETS if n in (toolsets or ())) or self.default
         if chosen not in self.built:
             self.built[chosen] = self.build(self.runtime, chosen)._lowlevel_server  # noqa: SLF001

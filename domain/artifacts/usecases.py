@@ -79,9 +79,9 @@ def read_whole(store: ArtifactStore, artifact_id: str, with_chunks: bool = True
     seen by reading the row again, and the pair is read again."""
     for _ in range(5):
         artifact = store.get_artifact(artifact_id)
-        if artifact is None:
-            return None, []
-        chunks = store.chunks_of(artifact_id) if artifact.is_chunked and with_chunks else []
+        if artifact is None or not (artifact.is_chunked and with_chunks):
+            return artifact, []  # the row alone: nothing else to be consistent with
+        chunks = store.chunks_of(artifact_id)
         again = store.get_artifact(artifact_id)
         if again is None or again.version == artifact.version:
             return artifact, chunks

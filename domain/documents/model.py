@@ -17,6 +17,7 @@ from typing import Any
 from domain.errors import ValidationError
 from domain.model import Chunk
 from domain.ports.documents import ItemVersion
+from domain.search.filters import check_tags as tag_list
 from domain.validation import require_choice, require_text
 
 SOURCE = "documents"
@@ -52,13 +53,10 @@ def check_canonical_key(value: object) -> str:
 
 
 def check_tags(value: object, field: str = "tags") -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+    """Spec 004's tags: a list (no single string), checked as every other tag list is."""
+    if isinstance(value, str):
         raise ValidationError(field, f"{field} must be a list of strings")
-    if len(value) > 20:
-        raise ValidationError(field, f"{field} allows at most 20 items (got {len(value)})")
-    return tuple(sorted({require_text(field, t, 100, label=field) for t in value}))
+    return tuple(tag_list(value, field))
 
 
 def artifact_labels(version: ItemVersion) -> dict[str, Any]:

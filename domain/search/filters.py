@@ -50,7 +50,7 @@ def check_tags(value: object, field: str = TAGS) -> list[str]:
         raise ValidationError(field, f"{field} must be a list of strings")
     if len(tags) > 20:
         raise ValidationError(field, f"{field} allows at most 20 items (got {len(tags)})")
-    return sorted({require_text(field, t, 100) for t in tags})
+    return sorted({require_text(field, t, 100, label=field) for t in tags})
 
 
 def parse_filters(raw: object, **named: object) -> Filters:

@@ -3,8 +3,6 @@ its cosine similarity to the query, for the toolsets that report one (spec 001, 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.artifacts.usecases import CHUNKS, WHOLE
@@ -64,9 +62,3 @@ class PassageSearch:
 
 def key(passage: Passage) -> str:
     return passage.chunk.id if passage.chunk is not None else passage.artifact.id
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0

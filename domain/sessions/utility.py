@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from domain.artifacts.usecases import check_artifact_id, read_whole, reconstruct
-from domain.chunking import content_hash
+from domain.artifacts.usecases import GetArtifact, check_artifact_id
 from domain.common import Clock, utc_now
-from domain.errors import NotFoundError, StorageError, ValidationError
+from domain.errors import NotFoundError, ValidationError
 from domain.ids import artifact_of
 from domain.model import Artifact, ArtifactChunk
 from domain.ports import ArtifactScopes, ArtifactStore
@@ -71,13 +70,10 @@ class Reconstruct:
     store: ArtifactStore
 
     def __call__(self, memory_id: object) -> tuple[Artifact, str]:
-        artifact, chunks = read_whole(self.store, session_artifact(self.store, memory_id).id)
-        if artifact is None:
+        view = GetArtifact(self.store)(session_artifact(self.store, memory_id).id, include_content=True)
+        if view.artifact is None or view.content is None:  # deleted meanwhile
             raise NotFoundError(f"Memory {memory_id} not found")
-        content = reconstruct(chunks) if artifact.is_chunked else artifact.content or ""
-        if content_hash(content) != artifact.content_hash:
-            raise StorageError(f"Memory {artifact.id} could not be reconstructed exactly (content hash differs)")
-        return artifact, content
+        return view.artifact, view.content
 
 
 @dataclass(frozen=True, slots=True)
