@@ -55,8 +55,10 @@ class GetArtifact:
         for name, flag in (("include_content", include_content), ("include_chunks", include_chunks)):
             if not isinstance(flag, bool):
                 raise ValidationError(name, f"{name} must be true or false")
-        artifact, read = read_whole(self.store, art_id, include_content or include_chunks)
+        # The job first: an ingest that commits between the two reads then shows as its artifact; read
+        # the other way round, a commit in between would hide both (no artifact yet, no job any more).
         job = self.store.ingest_job(art_id)
+        artifact, read = read_whole(self.store, art_id, include_content or include_chunks)
         if job is not None and artifact is not None and job.version == artifact.version:
             job = None
         if artifact is None:

@@ -193,3 +193,29 @@ def test_a_job_killed_while_its_chunks_are_cut_is_finished_from_the_request_it_k
     view = GetArtifact(aworld.artifacts)(ART, include_content=True)
     assert view.artifact is not None and view.content == DOC.content and view.job is None
     assert aworld.artifacts.job_request(ART) is None
+
+
+def test_a_read_that_a_commit_falls_between_still_finds_the_artifact(aworld) -> None:
+    """artifact_get reads the job and the artifact in two steps; the resumed ingest commits right after
+    the first of them. Whichever it was, the read shows the job or the artifact, never "not found"."""
+    begun_elsewhere(aworld)
+    store, resume = aworld.artifacts, ingest_uc(aworld, at=T0 + 61)
+
+    class CommitAfterFirstRead:
+        committed = False
+
+        def __getattr__(self, name):
+            answer = getattr(store, name)
+            if name not in ("ingest_job", "get_artifact"):
+                return answer
+
+            def read(*args):
+                got = answer(*args)
+                if not self.committed:
+                    self.committed = True
+                    assert resume(DOC).status == "ingested"
+                return got
+            return read
+
+    view = GetArtifact(CommitAfterFirstRead())(ART, include_content=True)
+    assert (view.artifact or view.job) is not None
