@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource
@@ -61,8 +62,24 @@ class MemtroveServer(MCPServer):
         return ListResourcesResult(resources=resources, next_cursor=str(offset + PAGE) if more else None)
 
 
+def announce_list_changes(server: MCPServer) -> None:
+    """Declare ``resources.listChanged`` in the handshake's capabilities, since the documents toolset
+    sends the notification. The SDK takes it only as an argument at handshake time, from every
+    transport's own call, so the low-level server turns it on here once, whatever the call passes."""
+    lowlevel = server._lowlevel_server  # noqa: SLF001 (the SDK offers no public way to set the default)
+    plain = lowlevel.get_capabilities
+
+    def capabilities(notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any) -> Any:
+        given = notification_options or NotificationOptions()
+        return plain(NotificationOptions(prompts_changed=given.prompts_changed, resources_changed=True,
+                                         tools_changed=given.tools_changed), *args, **kwargs)
+
+    lowlevel.get_capabilities = capabilities  # type: ignore[method-assign]
+
+
 def register_resources(server: MemtroveServer, tools: ProjectTools) -> None:
     server.documents = tools
+    announce_list_changes(server)
 
     def readable(action: Any) -> Any:
         try:

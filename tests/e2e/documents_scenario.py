@@ -102,6 +102,8 @@ async def check_search_boost_and_core_view(client: Any) -> None:
 
 
 async def check_resources(client: Any) -> None:
+    resources = client.server_capabilities.resources  # the server says it sends list_changed, as it does
+    assert resources is not None and resources.list_changed is True, resources
     listed = await client.list_resources()
     uris = [str(r.uri) for r in listed.resources]
     assert uris and all(u.startswith("memtrove://items/") for u in uris)

@@ -69,3 +69,16 @@ def test_projects_from_roots_never_mix(tmp_path: Path) -> None:
         asyncio.run(run())
     finally:
         runtime.shutdown()
+
+
+def test_a_handshake_client_is_told_that_the_resource_list_changes(tmp_path: Path) -> None:
+    """2025-era clients (``initialize``) read listChanged from the handshake; the server sends it, so says so."""
+    async def run() -> None:
+        async with stdio_session(tmp_path / "data", ENV, mode="legacy") as client:
+            resources = client.server_capabilities.resources
+            assert resources is not None and resources.list_changed is True, resources
+        async with stdio_session(tmp_path / "data", {"MEMTROVE_TOOLSETS": "core"}, mode="legacy") as client:
+            resources = client.server_capabilities.resources  # an empty list that never changes
+            assert resources is None or not resources.list_changed, resources
+
+    asyncio.run(run())
