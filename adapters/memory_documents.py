@@ -100,6 +100,14 @@ class InMemoryDocuments(DocumentStore):
             self.idempotency_keys[(project, key)] = replace(held, result=_copied(result))
             return True
 
+    def renew_key(self, project: str, key: str, claimed_at: float, now: float) -> bool:
+        with self._documents_lock:
+            held = self.idempotency_keys.get((project, key))
+            if held is None or held.result is not None or held.claimed_at != claimed_at:
+                return False
+            self.idempotency_keys[(project, key)] = replace(held, claimed_at=now)
+            return True
+
     def release_key(self, project: str, key: str, claimed_at: float | None = None) -> None:
         with self._documents_lock:
             held = self.idempotency_keys.get((project, key))

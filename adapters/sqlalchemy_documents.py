@@ -206,6 +206,14 @@ class SqlDocuments(DocumentStore):
                                 .values(result=json.dumps(result, ensure_ascii=False))).rowcount
         return bool(done)
 
+    def renew_key(self, project: str, key: str, claimed_at: float, now: float) -> bool:
+        with self._write() as conn:
+            renewed = conn.execute(update(idempotency_keys).where(
+                idempotency_keys.c.project == project, idempotency_keys.c.key == key,
+                idempotency_keys.c.result.is_(None), idempotency_keys.c.claimed_at == claimed_at)
+                .values(claimed_at=now)).rowcount
+        return bool(renewed)
+
     def release_key(self, project: str, key: str, claimed_at: float | None = None) -> None:
         # Only a claim still under way is given up: a finished key keeps its result.
         mine = [idempotency_keys.c.project == project, idempotency_keys.c.key == key,

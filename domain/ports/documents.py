@@ -79,6 +79,11 @@ class DocumentStore(Protocol):
         claim over meanwhile (its result stands)."""
         ...
 
+    def renew_key(self, project: str, key: str, claimed_at: float, now: float) -> bool:
+        """Keep a claim under way alive: move its claim time (the fencing token) from ``claimed_at`` to
+        ``now``. False when that claim no longer holds the key (finished, released or taken over)."""
+        ...
+
     def release_key(self, project: str, key: str, claimed_at: float | None = None) -> None:
         """Give a claimed key up (its call failed): the next call with it starts afresh. With
         ``claimed_at``, only that claim (never one another call took over)."""

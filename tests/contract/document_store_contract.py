@@ -227,6 +227,19 @@ class DocumentStoreContract:
         store.finish_key("p1", "k-1", {"ok": True})
         assert store.claim_key("p1", "k-1", "memory_commit", "hash-2", later + 100 * lease).result == {"ok": True}
 
+    def test_a_renewed_claim_is_not_stale_and_keeps_its_fence(self, store) -> None:
+        lease = store.claim_lease
+        assert store.claim_key("p1", "k-1", "memory_commit", "hash-1", 1000.0) is None
+        assert store.renew_key("p1", "k-1", 1000.0, 1000.0 + lease - 1)
+        held = store.claim_key("p1", "k-1", "memory_commit", "hash-2", 1000.0 + lease + 1)
+        assert held is not None and held.claimed_at == 1000.0 + lease - 1  # alive: not taken over
+        assert not store.renew_key("p1", "k-1", 1000.0, 1000.0 + lease)  # the old token no longer holds it
+        assert not store.finish_key("p1", "k-1", {"stale": True}, 1000.0)
+        assert store.finish_key("p1", "k-1", {"ok": True}, 1000.0 + lease - 1)
+        assert not store.renew_key("p1", "k-1", 1000.0 + lease - 1, 1000.0 + lease)  # finished: nothing to renew
+        assert not store.renew_key("p1", "k-unknown", 1000.0, 1001.0)
+        assert store.claim_key("p1", "k-1", "memory_commit", "hash-1", 1000.0 + 9 * lease).result == {"ok": True}
+
     # --- durability ----------------------------------------------------------------------------
 
     def test_versions_and_keys_survive_a_new_store_object(self, store, reopen) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -245,3 +247,26 @@ def test_a_call_whose_claim_was_taken_over_does_not_overwrite_the_new_holder(d) 
     assert store.finish_key("p", "k", {"by": "second"}, 10_000.0)
     assert not store.finish_key("p", "k", {"by": "first"}, 0.0)
     assert store.claim_key("p", "k", "t", "h", 10_001.0).result == {"by": "second"}
+
+
+def test_a_call_that_outlives_the_lease_keeps_its_key_and_runs_once() -> None:
+    """A slow first call renews its claim while it runs: a retry with the same key that arrives past the
+    store's lease waits for that call's result instead of taking the key over and writing again."""
+    store = InMemoryStore()
+    store.claim_lease = 1.0
+    runs: list[int] = []
+
+    def slow() -> dict[str, object]:
+        runs.append(1)
+        time.sleep(2.5)  # longer than two leases
+        return {"items": ["it_1"]}
+
+    idem = Idempotent(store, renew_every=0.05)
+    first: list[dict[str, object]] = []
+    caller = threading.Thread(target=lambda: first.append(idem("p", "k", "memory_commit", {"a": 1}, slow)))
+    caller.start()
+    time.sleep(1.5)  # the claim is older than the lease by now, yet alive (renewed every 0.05 s)
+    retry = idem("p", "k", "memory_commit", {"a": 1}, slow)
+    caller.join()
+    assert len(runs) == 1 and first[0] == {"items": ["it_1"], "replayed": False}
+    assert retry == {"items": ["it_1"], "replayed": True}
