@@ -33,6 +33,7 @@ class InMemoryDocuments(DocumentStore):
         self._documents_lock = threading.RLock()
         self.item_rows: dict[tuple[str, str], list[ItemVersion]] = {}
         self.idempotency_keys: dict[tuple[str, str], KeyedResult] = {}
+        self.unprojected_rows: set[tuple[str, str, int]] = set()
 
     # --- item versions -------------------------------------------------------------------------
 
@@ -43,7 +44,20 @@ class InMemoryDocuments(DocumentStore):
             stored = replace(version, version_num=len(versions) + 1, tags=tuple(version.tags),
                              meta=_copied(version.meta))
             versions.append(stored)
+            self.unprojected_rows.add((stored.project, stored.item_id, stored.version_num))
         return replace(stored, meta=_copied(stored.meta))
+
+    def mark_projected(self, project: str, item_id: str, version_num: int) -> None:
+        with self._documents_lock:
+            self.unprojected_rows -= {row for row in self.unprojected_rows
+                                      if row[:2] == (project, item_id) and row[2] <= version_num}
+
+    def unprojected(self, before: float, limit: int = 50) -> list[ItemVersion]:
+        with self._documents_lock:
+            found = [self.item_rows[(p, i)][n - 1] for p, i, n in self.unprojected_rows]
+        found = [v for v in found if epoch(v.created_at) <= before]
+        found.sort(key=lambda v: (epoch(v.created_at), v.project, v.item_id, v.version_num))
+        return [replace(v, meta=_copied(v.meta)) for v in found[:max(0, limit)]]
 
     def item_version(self, project: str, item_id: str, version_num: int | None = None) -> ItemVersion | None:
         with self._documents_lock:

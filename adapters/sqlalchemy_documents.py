@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import (Boolean, Column, Connection, Float, Index, Integer, String, Table, Text, delete, func, insert,
-                        select, text, update)
+                        false, inspect, select, text, update)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -47,7 +47,9 @@ item_versions = Table(
     Column("status", String(16), nullable=False),
     Column("session_id", String(200)),
     Column("meta", Text, nullable=False),  # a JSON object
+    Column("projected", Boolean, nullable=False, server_default=false()),  # its artifact was written
     Index("ix_item_versions_canonical", "project", "canonical_key"),
+    Index("ix_item_versions_unprojected", "projected", "created_epoch"),
     Index("ix_item_versions_item", "project", "item_id"),
 )
 
@@ -85,6 +87,15 @@ class SqlDocuments(DocumentStore):
 
     claim_lease = CLAIM_LEASE_SECONDS
 
+    def _migrate(self, conn: Connection) -> None:
+        """Columns added since a store was created: item_versions.projected (rows from before it are
+        looked at once by the background projection, which finds their artifacts unchanged)."""
+        super()._migrate(conn)  # type: ignore[misc]
+        if "projected" not in {c["name"] for c in inspect(conn).get_columns("item_versions")}:
+            conn.execute(text("ALTER TABLE item_versions ADD COLUMN projected BOOLEAN NOT NULL DEFAULT FALSE"))
+        conn.execute(text("CREATE INDEX IF NOT EXISTS ix_item_versions_unprojected "
+                          "ON item_versions (projected, created_epoch)"))
+
     # --- item versions -------------------------------------------------------------------------
 
     def add_version(self, version: ItemVersion) -> ItemVersion:
@@ -116,8 +127,22 @@ class SqlDocuments(DocumentStore):
             canonical_key=stored.canonical_key, doc_class=stored.doc_class,
             tags=json.dumps(list(stored.tags), ensure_ascii=False), pinned=bool(stored.pinned),
             status=stored.status, session_id=stored.session_id,
-            meta=json.dumps(stored.meta, ensure_ascii=False, sort_keys=True)))
+            meta=json.dumps(stored.meta, ensure_ascii=False, sort_keys=True), projected=False))
         return stored
+
+    def mark_projected(self, project: str, item_id: str, version_num: int) -> None:
+        with self._write() as conn:
+            conn.execute(update(item_versions).where(
+                item_versions.c.project == project, item_versions.c.item_id == item_id,
+                item_versions.c.version_num <= version_num, item_versions.c.projected.is_(False)).values(projected=True))
+
+    def unprojected(self, before: float, limit: int = 50) -> list[ItemVersion]:
+        query = (select(item_versions).where(item_versions.c.projected.is_(False),
+                                             item_versions.c.created_epoch <= before)
+                 .order_by(item_versions.c.created_epoch, item_versions.c.project, item_versions.c.item_id,
+                           item_versions.c.version_num).limit(max(0, limit)))
+        with self._read() as conn:
+            return [_version(row) for row in conn.execute(query).mappings()]
 
     def item_version(self, project: str, item_id: str, version_num: int | None = None) -> ItemVersion | None:
         query = select(item_versions).where(item_versions.c.project == project, item_versions.c.item_id == item_id)

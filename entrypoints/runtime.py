@@ -17,10 +17,13 @@ from config.settings import Settings
 from domain.errors import ConfigurationError, MemtroveError
 from domain.model import IngestJob
 from domain.artifacts.resume import ResumeIngests
+from domain.documents.usecases import ItemWriter
 from domain.upkeep.vector_sync import SyncVectors
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
+DOCUMENTS_SWEEP = 60.0  # seconds between looks for item versions whose artifact a stopped write never wrote
+DOCUMENTS_GRACE = 30.0  # a version this recent may still be written by its own call: left to it
 T = TypeVar("T")
 
 
@@ -95,8 +98,10 @@ class Runtime:
             resume = self.app.use_cases.resume_ingests()
             # Jobs open before any call of this process ran: orphans of a crash (on SQLite, taken at once).
             orphans = self.app.adapters.store().open_jobs()
+            writer = self.app.use_cases.item_writer()
             self._spawn("memtrove-vectors", lambda: self._sync_loop(sync))
             self._spawn("memtrove-resume", lambda: self._resume_loop(resume, orphans))
+            self._spawn("memtrove-documents", lambda: self._documents_loop(writer))
             self._ready = True
 
     def kick(self) -> None:
@@ -168,6 +173,21 @@ class Runtime:
                 if not orphans:
                     return
             self._stop.wait(every)
+
+    def _documents_loop(self, writer: ItemWriter) -> None:
+        """Project items' versions left without their artifact (searchable again without another write)."""
+        while not self._stop.is_set():
+            try:
+                done, failed = writer.project_pending(time.time() - DOCUMENTS_GRACE)
+                if done:
+                    logger.info("item_versions_projected count={}", done)
+                    self.kick()
+                for version, exc in failed:
+                    logger.warning("item_projection_failed item_id={} version={} error={}", version.item_id,
+                                   version.version_num, getattr(exc, "message", exc))
+            except Exception as exc:  # noqa: BLE001 - try again at the next round
+                logger.warning("item_projection_crashed error={}", exc)
+            self._stop.wait(DOCUMENTS_SWEEP)
 
     def warm_up(self, delay: float = WARM_UP_DELAY, load_model: bool = True) -> None:
         """Background: check the stores and start their work, load the model; a store that cannot be served ends the process."""

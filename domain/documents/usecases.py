@@ -13,7 +13,7 @@ from domain.common import Clock, utc_now
 from domain.documents.idempotency import Idempotent, check_key
 from domain.documents.model import (DOC_CLASSES, MAX_CONTENT, SOURCE, Section, artifact_labels, canonical_item_id,
                                     check_canonical_key, check_kind, check_tags, entry_item_id, sections_of)
-from domain.errors import NotFoundError, ValidationError
+from domain.errors import MemtroveError, NotFoundError, ValidationError
 from domain.model import ChunkSpec
 from domain.ports import ChunkerCatalog, Tokenizer
 from domain.ports.documents import DocumentStore, ItemVersion
@@ -47,6 +47,25 @@ class ItemWriter:
     def project(self, version: ItemVersion) -> None:
         self.ingest(IngestRequest("doc", SOURCE, version.content, source_id=f"{version.project}/{version.item_id}",
                                   title=version.title, labels=artifact_labels(version), chunker="markdown"))
+        self.documents.mark_projected(version.project, version.item_id, version.version_num)
+
+    def project_pending(self, before: float, limit: int = 50) -> tuple[int, list[tuple[ItemVersion, Exception]]]:
+        """The background repair: the newest version of each item whose write stopped between its version
+        and its artifact (created at or before ``before``) becomes its artifact. How many were written,
+        and the ones that failed again (they stay pending for the next round)."""
+        done, failed, seen = 0, [], set()
+        for pending in self.documents.unprojected(before, limit):
+            if (pending.project, pending.item_id) in seen:
+                continue  # its newest version was just written
+            seen.add((pending.project, pending.item_id))
+            newest = self.documents.item_version(pending.project, pending.item_id) or pending
+            try:
+                self.project(newest)
+            except MemtroveError as exc:
+                failed.append((newest, exc))
+                continue
+            done += 1
+        return done, failed
 
 
 def shown(version: ItemVersion, status: str | None = None) -> dict[str, Any]:

@@ -68,6 +68,15 @@ class DocumentStore(Protocol):
         created first, then item id (a stable order)."""
         ...
 
+    def mark_projected(self, project: str, item_id: str, version_num: int) -> None:
+        """The item's artifact now holds this version: it and every older version need no projection."""
+        ...
+
+    def unprojected(self, before: float, limit: int = 50) -> list[ItemVersion]:
+        """Versions created at or before ``before`` (epoch seconds) whose artifact was never written (a
+        write that stopped between the version and its artifact), oldest first, across projects."""
+        ...
+
     def claim_key(self, project: str, key: str, tool: str, payload_hash: str, now: float) -> KeyedResult | None:
         """Claim an idempotency key for a first call: None when this call claimed it (it must then
         ``finish_key`` or ``release_key``), else what the key already holds."""

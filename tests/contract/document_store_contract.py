@@ -172,6 +172,23 @@ class DocumentStoreContract:
         assert len(store.latest_items("p1", limit=100)) == 7
         assert len(store.latest_items("p1")) == 7
 
+    def test_versions_wait_for_their_projection_until_marked(self, store) -> None:
+        from domain.validation import epoch
+        store.add_version(version("it_a", "a1", ts=at(1)))
+        store.add_version(version("it_a", "a2", ts=at(2)))
+        store.add_version(version("it_b", "b1", ts=at(3), project="p2"))
+        store.add_version(version("it_c", "c1", ts=at(5)))
+        pending = store.unprojected(epoch(at(4)))
+        assert [(v.project, v.item_id, v.version_num) for v in pending] == [
+            ("p1", "it_a", 1), ("p1", "it_a", 2), ("p2", "it_b", 1)]  # oldest first, none newer than asked
+        assert pending[1].content == "a2" and store.unprojected(epoch(at(4)), limit=1) == pending[:1]
+        store.mark_projected("p1", "it_a", 2)  # the newest version written: the older one needs nothing
+        store.mark_projected("p1", "it_b", 1)  # another project's item of that id: untouched
+        assert [(v.project, v.item_id) for v in store.unprojected(epoch(at(9)))] == [("p2", "it_b"), ("p1", "it_c")]
+        store.add_version(version("it_a", "a3", ts=at(6)))
+        assert [(v.item_id, v.version_num) for v in store.unprojected(epoch(at(9)))] == [
+            ("it_b", 1), ("it_c", 1), ("it_a", 3)]
+
     # --- idempotency keys ----------------------------------------------------------------------
 
     def test_a_key_is_claimed_once_then_holds_its_result(self, store) -> None:

@@ -96,3 +96,26 @@ def test_the_sql_tables_come_with_an_older_store(tmp_path: Path) -> None:
         assert store.claim_key("p1", "k", "memory_commit", "h", 1.0) is None
     finally:
         store.close()
+
+
+def test_item_versions_of_a_store_from_before_projection_tracking_are_looked_at_once(tmp_path: Path) -> None:
+    """item_versions without its ``projected`` column: the column is added, the old rows are pending."""
+    from sqlalchemy import text
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    store = SqlDocumentStore(make_engine(url))
+    store.add_version(version("it_a", ts="2026-01-01T00:00:00Z"))
+    store.mark_projected("p1", "it_a", 1)
+    store.close()
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP INDEX ix_item_versions_unprojected"))
+        conn.execute(text("ALTER TABLE item_versions DROP COLUMN projected"))
+    engine.dispose()
+    store = SqlDocumentStore(make_engine(url))
+    try:
+        assert [(v.item_id, v.version_num) for v in store.unprojected(2e9)] == [("it_a", 1)]
+        store.mark_projected("p1", "it_a", 1)
+        assert store.unprojected(2e9) == [] and store.add_version(version("it_a")).version_num == 2
+    finally:
+        store.close()

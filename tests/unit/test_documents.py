@@ -212,6 +212,29 @@ def test_a_version_whose_indexing_failed_is_indexed_by_the_next_write(d, monkeyp
     assert d.store.artifact_counts("documents")[0] == 1
 
 
+def test_a_version_left_without_its_artifact_is_projected_by_the_background_repair(d, monkeypatch) -> None:
+    """The sweep the server runs: a stopped write's version becomes searchable with no further call."""
+    from domain.errors import EmbeddingError
+    from domain.validation import epoch
+
+    real = d.embedder.embed_documents
+    monkeypatch.setattr(d.embedder, "embed_documents", lambda texts: (_ for _ in ()).throw(EmbeddingError("down")))
+    with pytest.raises(EmbeddingError):
+        d.upsert("p1", "app", "app_spec", "App Spec", SPEC, None, "u-1")
+    writer = d.upsert.writer
+    created = d.read.version("p1", "app").created_at
+    assert writer.project_pending(epoch(created) - 1) == (0, [])  # too recent: its own call may still write it
+    done, failed = writer.project_pending(epoch(created))
+    assert done == 0 and [(v.item_id, type(e)) for v, e in failed] == [(d.read.version("p1", "app").item_id,
+                                                                         EmbeddingError)]
+    monkeypatch.setattr(d.embedder, "embed_documents", real)
+    assert writer.project_pending(epoch(created)) == (1, [])
+    assert writer.project_pending(epoch(created)) == (0, [])  # done once
+    synced(d)
+    (passage, _), = d.search("p1", "token refresh", limit=1)
+    assert passage.artifact.labels["canonical_key"] == "app"
+
+
 def test_an_item_id_survives_a_project_name_with_a_slash(d) -> None:
     d.commit("team/web", "k-1", [{"kind": "note", "title": "Deploys", "content": "Deploys happen on Fridays."}])
     synced(d)
