@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain.access.principal import RequestContext  # noqa: F401 - re-exported: who is asking
+
 Vector = list[float]
 
 MEMORY_TYPES = ("preference", "fact", "project", "decision")
@@ -174,14 +176,6 @@ class AuditEntry:
     actor: str
     ts: str
     detail: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class RequestContext:
-    """Who is asking: handed to privacy policies on every read."""
-
-    actor: str = "local"
-    scopes: tuple[str, ...] = ()
 
 
 ARTIFACT_TYPES = ("email", "doc", "chat", "transcript", "note")

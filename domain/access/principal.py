@@ -1,0 +1,76 @@
+"""A caller's identity (spec 000 §5.4, "v3"): a principal with teams, an org, a clearance and the
+projects it may work in; and the request context every use case receives from its entrypoint."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from domain.errors import ValidationError
+
+SENSITIVITIES = ("normal", "sensitive", "highly_sensitive")  # as domain.model, in rising order
+RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")  # user ids, team and org names
+LOCAL_USER = "local"
+
+
+def check_name(field_name: str, value: object) -> str:
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise ValidationError(field_name, f"{field_name} must be 1-100 characters of letters, digits, '.', '_', "
+                                          f"'@' or '-', starting with a letter or digit (got {value!r})")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A user as the server knows it. ``projects`` None: every project; else only those named."""
+
+    user_id: str
+    teams: tuple[str, ...] = ()
+    org: str | None = None
+    clearance: str = "normal"
+    projects: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check_name("user_id", self.user_id)
+        for team in self.teams:
+            check_name("team", team)
+        if self.org is not None:
+            check_name("org", self.org)
+        if self.clearance not in RANK:
+            raise ValidationError("clearance", f"clearance must be one of {', '.join(SENSITIVITIES)} "
+                                               f"(got {self.clearance!r})")
+
+    @property
+    def audience(self) -> tuple[str, ...]:
+        """The audience keys this caller answers to: ``u:<user>``, ``t:<team>`` each, ``o:<org>``."""
+        keys = [f"u:{self.user_id}", *(f"t:{t}" for t in sorted(set(self.teams)))]
+        return (*keys, f"o:{self.org}") if self.org else tuple(keys)
+
+    def may_read(self, sensitivity: str) -> bool:
+        """Up to its clearance; an unknown sensitivity counts as the highest."""
+        return RANK.get(sensitivity, len(RANK)) <= RANK[self.clearance]
+
+    def sensitivities(self) -> tuple[str, ...]:
+        return tuple(s for s in SENSITIVITIES if self.may_read(s))
+
+    def in_project(self, project: str) -> bool:
+        return self.projects is None or project in self.projects
+
+
+def local_principal(clearance: str = "sensitive") -> Principal:
+    """The local owner: whoever runs the server over stdio or its local socket."""
+    return Principal(LOCAL_USER, clearance=clearance)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Who is asking, built by the entrypoint from its transport and handed to every use case."""
+
+    principal: Principal = field(default_factory=local_principal)
+    request_id: str | None = None
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def actor(self) -> str:
+        return self.principal.user_id
