@@ -23,8 +23,11 @@ def utc_now() -> str:
     return format_ts(datetime.now(timezone.utc))
 
 
-def audit(action: str, collection: str, ids: Sequence[str], ts: str, **detail: object) -> AuditEntry:
-    return AuditEntry(action=action, collection=collection, item_ids=tuple(ids), actor="mcp",
+def audit(action: str, collection: str, ids: Sequence[str], ts: str, actor: str | RequestContext = "local",
+          **detail: object) -> AuditEntry:
+    """An audit entry; ``actor`` is the caller (its request context or its user id), never content."""
+    who = actor.actor if isinstance(actor, RequestContext) else actor
+    return AuditEntry(action=action, collection=collection, item_ids=tuple(ids), actor=who,
                       ts=ts, detail=dict(detail))
 
 

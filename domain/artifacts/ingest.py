@@ -19,7 +19,8 @@ from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
-from domain.model import Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, VectorRecord, artifact_version
+from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, RequestContext, VectorRecord,
+                          artifact_version)
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
 from domain.artifacts.input import IngestRequest, validate
 from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, vector_metadata
@@ -90,6 +91,7 @@ class IngestArtifact:
     lease_seconds: float = LEASE_SECONDS
     now: Callable[[], float] = time.time
     process: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
 
     def __call__(self, request: IngestRequest, progress: Progress | None = None) -> IngestResult:
         fields = validate(request)
@@ -241,7 +243,8 @@ class IngestArtifact:
             progress(artifact.id, done, len(targets))
         status = "replaced" if replacing else "ingested"
         self.store.commit_artifact(artifact.id, artifact.version, audit(
-            status, "artifact", [artifact.id], self.clock(), version=artifact.version, chunks=len(chunks)))
+            status, "artifact", [artifact.id], self.clock(), self.context, version=artifact.version,
+            chunks=len(chunks)))
         self.checkpoint("committed")
         return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)
 

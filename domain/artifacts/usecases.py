@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
-from domain.model import Artifact, ArtifactChunk, IngestJob, label_fields
+from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, label_fields
 from domain.ports import ArtifactStore, KeyLocks
 from domain.common import Clock, audit, utc_now
 from domain.validation import epoch, require_id
@@ -113,11 +113,12 @@ class DeleteArtifact:
     store: ArtifactStore
     locks: KeyLocks
     clock: Clock = utc_now
+    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
 
     def __call__(self, artifact_id: object) -> int:
         art_id = check_artifact_id(artifact_id)
         with self.locks.hold(art_id):
-            deleted = self.store.delete_artifact(art_id, audit("delete", "artifact", [art_id], self.clock()))
+            deleted = self.store.delete_artifact(art_id, audit("delete", "artifact", [art_id], self.clock(), self.context))
             if deleted is None:
                 raise NotFoundError(f"Artifact {art_id} not found")
         return deleted

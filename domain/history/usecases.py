@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
 from domain.errors import MemtroveError, ValidationError
@@ -49,6 +49,7 @@ class AppendTurn:
     split: Callable[[str], list[Chunk]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
+    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
 
     def __call__(self, request: AppendTurnRequest) -> AppendResult:
         conversation_id = require_text("conversation_id", request.conversation_id, 100)
@@ -77,7 +78,7 @@ class AppendTurn:
         records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
         plain, contextual = records[:len(pieces)], records[len(pieces):] or records[:len(pieces)]
         status = "replaced" if existing else "appended"
-        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), pieces=len(plain)),
+        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), self.context, pieces=len(plain)),
                             {COLLECTION: plain, CONTEXT_COLLECTION: contextual})
         if index < MAX_TURN_INDEX:  # locks taken in turn order: no two appends wait on each other
             with self.locks.hold(turn_id(conversation_id, index + 1)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
@@ -34,6 +34,7 @@ class StoreMemory:
     split: Callable[[str], list[Chunk]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
+    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
 
     def __call__(self, request: StoreMemoryRequest) -> Memory:
         content = require_text("content", request.content, 10_000)
@@ -50,7 +51,7 @@ class StoreMemory:
         meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or "",
                 "ts_epoch": epoch(memory.ts)}
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, meta)
-        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, pieces=len(records)),
+        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, self.context, pieces=len(records)),
                               records)
         return memory
 
@@ -85,10 +86,11 @@ class DeleteMemory:
 
     store: MetadataStore
     clock: Clock = utc_now
+    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
 
     def __call__(self, memory_id: str) -> str:
         require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
-        if not self.store.delete_memory(memory_id, audit("delete", COLLECTION, [memory_id], self.clock())):
+        if not self.store.delete_memory(memory_id, audit("delete", COLLECTION, [memory_id], self.clock(), self.context)):
             raise NotFoundError(f"Memory {memory_id} not found")
         return memory_id
 

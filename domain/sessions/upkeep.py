@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from domain.artifacts.usecases import DeleteArtifact
 from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
-from domain.model import Artifact
+from domain.model import Artifact, RequestContext
 from domain.ports import ArtifactScopes, ArtifactStore, AuditLog, DocumentExporter
 from domain.sessions.scope import KINDS, SOURCE
 from domain.sessions.utility import EVERY, Reconstruct, session_artifact
@@ -85,6 +85,7 @@ class CleanupOldMemories:
     delete: DeleteArtifact
     audit_log: AuditLog
     clock: Clock = utc_now
+    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
 
     def __call__(self, days_old: object = 90, dry_run: object = True) -> CleanupReport:
         days = require_int("days_old", days_old, 0, 36_500)
@@ -98,6 +99,6 @@ class CleanupOldMemories:
             for artifact in old:
                 with suppress(NotFoundError):  # deleted by another call meanwhile: gone either way
                     self.delete(artifact.id)
-            self.audit_log.append(audit("cleanup", "artifact", [a.id for a in old], self.clock(),
+            self.audit_log.append(audit("cleanup", "artifact", [a.id for a in old], self.clock(), self.context,
                                         days_old=days, cutoff=cutoff, chunks=chunks))
         return CleanupReport(len(old), chunks, dry, cutoff)

@@ -11,17 +11,20 @@ write, and renders a domain error in the toolset's own shape (``failure``).
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from loguru import logger
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 
+from domain.access.principal import Principal, RequestContext, local_principal
 from domain.errors import MemtroveError, StorageError
-from entrypoints.mcp import render
+from entrypoints.mcp import identity, render
 from entrypoints.mcp.tooling import lax_tool
 from entrypoints.runtime import Runtime
 
@@ -56,10 +59,17 @@ class Toolbox:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.local = local_principal(runtime.settings.memtrove_local_clearance)
 
     def use(self, kind: type[T]) -> Callable[..., T]:
-        """A builder of the use case of this type (from the composition root)."""
-        return self.runtime.use_case(kind)
+        """A builder of the use case of this type (from the composition root); a use case that takes a
+        ``context`` gets the running call's (who is calling)."""
+        builder = self.runtime.use_case(kind)
+        return identity.with_context(builder, getattr(builder, "provides", kind), self.context)
+
+    def context(self) -> RequestContext:
+        """The running call's request context (the local owner's outside a call)."""
+        return identity.current(self.local)
 
     @staticmethod
     def failure(exc: MemtroveError) -> CallToolResult:
@@ -77,16 +87,33 @@ class Toolbox:
 
     def _guarded(self, name: str, meta: ToolMeta) -> Callable[..., Any]:
         method = getattr(self, name)
+        signature = inspect.signature(method, eval_str=True)  # resolved here: the SDK reads them off `call`
+        wants_ctx = "ctx" in signature.parameters
 
         @functools.wraps(method)
         def call(**arguments: Any) -> CallToolResult:
-            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure)
+            ctx = arguments.get("ctx") if wants_ctx else arguments.pop("ctx", None)
+            principal = identity.transport_principal(ctx, self.local)
+            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure, principal)
+
+        if not wants_ctx:  # the SDK injects the call's Context where the signature asks for it
+            extra = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
+            call.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])  # type: ignore[attr-defined]
+            call.__annotations__ = {**getattr(method, "__annotations__", {}), "ctx": Context | None}
         return call
 
 
 def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
-             failure: Failure) -> CallToolResult:
-    """One log line per call; domain errors become tool errors, an unexpected one a storage error."""
+             failure: Failure, principal: Principal | None = None) -> CallToolResult:
+    """One log line per call; domain errors become tool errors, an unexpected one a storage error. The
+    call runs as ``principal`` (the local owner if None), under a request id every log line carries."""
+    with identity.call(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
+            logger.contextualize(request_id=context.request_id, actor=context.actor):
+        return _run(runtime, name, action, meta, failure)
+
+
+def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
+         failure: Failure) -> CallToolResult:
     started = time.perf_counter()
     status = "ok"
     try:
