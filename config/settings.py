@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     memtrove_host: str = "127.0.0.1"
     memtrove_http_token: SecretStr | None = None
     # The local owner (stdio, the local socket, the shared MEMTROVE_HTTP_TOKEN): what it may read.
-    memtrove_local_clearance: Literal["normal", "sensitive", "highly_sensitive"] = "highly_sensitive"
+    memtrove_local_clearance: Literal["normal", "sensitive", "highly_sensitive"] = "sensitive"
     memtrove_allowed_hosts: str = ""
     memtrove_allowed_origins: str = ""
     memtrove_log_format: Literal["text", "json"] = "text"
