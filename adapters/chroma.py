@@ -216,9 +216,13 @@ def _clean(metadata: dict[str, Any]) -> dict[str, Any]:
 def _where(where: Filter | None) -> dict[str, Any] | None:
     if not where:
         return None
-    # Chroma takes one operator per expression: {"ts": {"$gte": a, "$lte": b}} becomes two clauses.
-    clauses = [{field: {op: value}} for field, cond in where.items()
+    # Chroma takes one operator per expression: {"ts": {"$gte": a, "$lte": b}} becomes two clauses;
+    # "$or" takes two or more (one alone is itself).
+    clauses = [{field: {op: value}} for field, cond in where.items() if field != "$or"
                for op, value in (cond.items() if isinstance(cond, dict) else [("$eq", cond)])]
+    if "$or" in where:
+        either = [w for w in (_where(sub) for sub in where["$or"]) if w is not None]
+        clauses.append(either[0] if len(either) == 1 else {"$or": either})
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 

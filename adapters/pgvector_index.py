@@ -249,6 +249,12 @@ def filter_sql(where: Filter | None) -> tuple[str, dict[str, Any]]:
     params: dict[str, Any] = {}
     contained: dict[str, Any] = {}  # scalar equalities on metadata
     for n, (name, cond) in enumerate((where or {}).items()):
+        if name == "$or":  # of scalar equalities (access keys): one containment test against any of them
+            if not all(len(sub) == 1 and not isinstance(next(iter(sub.values())), dict) for sub in cond):
+                raise ValueError("the pgvector index takes $or of single-field equalities only")
+            params[f"or{n}"] = [json.dumps(sub) for sub in cond]
+            clauses.append(f"meta @> ANY(CAST(:or{n} AS jsonb[]))")
+            continue
         field = "to_jsonb(record_id)" if name == "record_id" else f"(meta -> CAST(:f{n} AS text))"
         params[f"f{n}"] = name
         for i, (op, value) in enumerate((cond.items() if isinstance(cond, dict) else [("$eq", cond)])):

@@ -16,8 +16,13 @@ def cosine(a: Vector, b: Vector) -> float:
 
 
 def matches(metadata: dict[str, Any], where: Filter | None) -> bool:
-    """Equality, $ne, $gte, $lte and $in on metadata fields; an absent field matches nothing."""
+    """Equality, $ne, $gt(e), $lt(e) and $in on metadata fields, and ``"$or": [filters]`` (any of them);
+    an absent field matches nothing."""
     for field, cond in (where or {}).items():
+        if field == "$or":
+            if not any(matches(metadata, sub) for sub in cond):
+                return False
+            continue
         value = metadata.get(field)
         ops = cond if isinstance(cond, dict) else {"$eq": cond}
         for op, expected in ops.items():
@@ -26,6 +31,8 @@ def matches(metadata: dict[str, Any], where: Filter | None) -> bool:
             if op == "$eq" and value != expected or op == "$ne" and value == expected:
                 return False
             if op == "$gte" and not value >= expected or op == "$lte" and not value <= expected:
+                return False
+            if op == "$gt" and not value > expected or op == "$lt" and not value < expected:
                 return False
             if op == "$in" and value not in expected:
                 return False

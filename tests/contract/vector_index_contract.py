@@ -73,6 +73,26 @@ class VectorIndexContract:
         both = filled.query("memory", unit(1, 1, 1, 0), 10, {"type": "fact", "confidence": {"$gte": 0.6}})
         assert {m.record_id for m in both} == {"a"}
 
+    def test_filters_any_of_several_access_keys_with_the_rest(self, index: VectorIndex) -> None:
+        """The access rule's shape: "$or" of flag equalities (one alone too), $in, and a strict bound."""
+        index.upsert("chunk", [
+            record("p::1::0", "p", unit(1, 0, 0, 0), **{"acl:u:alice": True}, sensitivity="normal", expires_epoch=9e15),
+            record("q::1::0", "q", unit(1, 1, 0, 0), **{"acl:u:bob": True, "acl:t:eng": True}, sensitivity="normal",
+                   expires_epoch=9e15),
+            record("r::1::0", "r", unit(1, 1, 1, 0), **{"acl:t:eng": True}, sensitivity="sensitive", expires_epoch=9e15),
+            record("s::1::0", "s", unit(0, 1, 1, 0), **{"acl:u:alice": True}, sensitivity="normal", expires_epoch=50.0),
+        ])
+
+        def found(where: dict) -> set[str]:
+            return {m.record_id for m in index.query("chunk", unit(1, 1, 1, 1), 10, where)}
+
+        alice = [{"acl:u:alice": True}, {"acl:t:eng": True}]
+        assert found({"$or": alice}) == {"p", "q", "r", "s"}
+        assert found({"$or": alice, "sensitivity": {"$in": ["normal"]}}) == {"p", "q", "s"}
+        assert found({"$or": alice, "sensitivity": {"$in": ["normal"]}, "expires_epoch": {"$gt": 50.0}}) == {"p", "q"}
+        assert found({"$or": [{"acl:u:bob": True}]}) == {"q"}
+        assert found({"$or": [{"acl:u:carol": True}, {"acl:t:ops": True}]}) == set()
+
     def test_collections_are_separate(self, filled: VectorIndex) -> None:
         filled.upsert("history", [record("t::1::0", "t", unit(1, 0, 0, 0))])
         assert [m.record_id for m in filled.query("history", unit(1, 0, 0, 0), 10)] == ["t"]
