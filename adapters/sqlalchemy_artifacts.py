@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 from adapters.fts import Doc
 from adapters.sqlalchemy_jobs import SqlIngestJobs
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
+from adapters.sqlalchemy_tables import access_columns, access_of, access_values, add_access_columns
 from adapters.sqlalchemy_vectors import ARTIFACT_COLLECTIONS, drop_vectors, jobs, queue, vectors
 from domain.chunk_checks import situating_text
 from domain.errors import StorageError
@@ -55,6 +56,7 @@ artifacts = Table(
     Column("content", Text),
     Column("labels", Text, nullable=False, server_default="{}"),  # JSON: Artifact.labels
     *_profile_columns(),
+    *access_columns(privacy=False),
     # Lookups name the artifact and the status: an index on the status alone made SQLite walk
     # every committed artifact for a handful of ids.
     Index("ix_artifacts_status_id", "status", "artifact_id"),
@@ -226,6 +228,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     def _migrate(self, conn: Connection) -> None:
         """Columns added since a store was created: artifact_chunks.meta (chunker metadata)."""
         super()._migrate(conn)
+        add_access_columns(conn, "artifacts", privacy=False)
         if "meta" not in {c["name"] for c in inspect(conn).get_columns("artifact_chunks")}:
             conn.execute(text("ALTER TABLE artifact_chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'"))
         if "labels" not in {c["name"] for c in inspect(conn).get_columns("artifacts")}:
@@ -257,6 +260,7 @@ def _row(a: Artifact) -> dict[str, Any]:
         "labels": json.dumps(a.labels, sort_keys=True, allow_nan=False),  # valid JSON: the filters parse it
         "embedding_provider": a.profile.provider, "embedding_model": a.profile.model,
         "embedding_dimensions": a.profile.dimensions, "embedding_max_tokens": a.profile.max_tokens,
+        **access_values(a, privacy=False),
     }
 
 
@@ -275,7 +279,7 @@ def _artifact(row: Any) -> Artifact:
         sensitivity=row["sensitivity"], visibility_scope=row["visibility_scope"],
         retention_policy=row["retention_policy"], ingested_at=row["ingested_at"], chunker=row["chunker"],
         chunker_version=row["chunker_version"], profile=_profile(row), content=row["content"],
-        labels=json.loads(row["labels"] or "{}"))
+        labels=json.loads(row["labels"] or "{}"), **access_of(row, privacy=False))
 
 
 def _chunk(row: Any) -> ArtifactChunk:

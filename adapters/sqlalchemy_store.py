@@ -17,9 +17,10 @@ from adapters.fts import Doc, LexicalBackend, SqliteFts5
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
-    _memory, _profile, _profile_columns, _profile_values, _turn, audit, memories, put_meta, store_meta, turns,
+    _memory, _profile, _profile_columns, _profile_values, _turn, access_values, add_access_columns, audit, memories,
+    put_meta, store_meta, turns,
 )
-from adapters.sqlalchemy_vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
+from adapters.sqlalchemy_vectors import SqlVectorOutbox, backfill_access, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
@@ -67,9 +68,15 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
     def _upgrade(self) -> None:
         with self._engine.begin() as conn:
             self._migrate(conn)
+            if conn.execute(select(store_meta.c.value).where(store_meta.c.key == "access_keys")).scalar() is None:
+                backfill_access(conn)
+                put_meta(conn, "access_keys", "1")
 
     def _migrate(self, conn: Connection) -> None:
-        """Bring tables created by an older release up to date (subclasses add their own steps)."""
+        """Bring tables created by an older release up to date (subclasses add their own steps):
+        memories and turns get their access columns (the local owner's, private, never expiring)."""
+        add_access_columns(conn, "memories", privacy=True)
+        add_access_columns(conn, "turns", privacy=True)
 
     def _prepare_lexical(self) -> None:
         """Create the text index; (re)build it from the rows when it is new or of an older version."""
@@ -124,7 +131,7 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             conn.execute(insert(memories).values(
                 id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
                 ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
-                token_count=memory.token_count, **_profile_values(memory.profile)))
+                token_count=memory.token_count, **_profile_values(memory.profile), **access_values(memory)))
             self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
             put_vectors(conn, "memory", memory.id, vectors)
             queue(conn, ["memory"], memory.id)
@@ -170,7 +177,7 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
             conn.execute(insert(turns).values(
                 id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
                 content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
-                content_hash=turn.content_hash, **_profile_values(turn.profile)))
+                content_hash=turn.content_hash, **_profile_values(turn.profile), **access_values(turn)))
             self._index_turns_around(conn, turn)
             for collection, records in (vectors or {}).items():
                 drop_vectors(conn, [collection], turn.id)

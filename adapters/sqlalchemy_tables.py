@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from sqlalchemy import Column, Connection, Float, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import Column, Connection, Float, Integer, String, Table, Text, UniqueConstraint, inspect, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from adapters.sqlalchemy_base import metadata
+from domain.access.principal import LOCAL_USER
+from domain.access.rules import NEVER
 from domain.model import EmbeddingProfile, Memory, Turn
+
+LOCAL_ACL = json.dumps([f"u:{LOCAL_USER}"])
 
 store_meta = Table("store_meta", metadata, Column("key", String(64), primary_key=True), Column("value", Text))
 
@@ -20,6 +25,48 @@ def put_meta(conn: Connection, key: str, value: str, replace: bool = True) -> No
     statement = dialect.insert(store_meta).values(key=key, value=value)
     conn.execute(statement.on_conflict_do_update(index_elements=[store_meta.c.key], set_={"value": value})
                  if replace else statement.on_conflict_do_nothing(index_elements=[store_meta.c.key]))
+
+
+def access_columns(privacy: bool) -> list[Column]:
+    """Who may see a row (domain.access.rules): its owner, its audience's access keys (a JSON list), its
+    expiry; with ``privacy`` also the spec's privacy fields (artifacts have their own)."""
+    columns = [Column("owner", String(100), nullable=False, server_default=LOCAL_USER),
+               Column("acl", Text, nullable=False, server_default=LOCAL_ACL),
+               Column("expires_epoch", Float, nullable=False, server_default=str(NEVER))]
+    if privacy:
+        columns += [Column("sensitivity", String(20), nullable=False, server_default="normal"),
+                    Column("visibility_scope", String(10), nullable=False, server_default="me"),
+                    Column("retention_policy", String(20), nullable=False, server_default="forever")]
+    return columns
+
+
+def access_values(item: Any, privacy: bool = True) -> dict[str, Any]:
+    values = {"owner": item.owner, "acl": json.dumps(sorted(item.acl)), "expires_epoch": item.expires_epoch}
+    if privacy:
+        values |= {"sensitivity": item.sensitivity, "visibility_scope": item.visibility_scope,
+                   "retention_policy": item.retention_policy}
+    return values
+
+
+def access_of(row: Any, privacy: bool = True) -> dict[str, Any]:
+    values = {"owner": row["owner"], "acl": tuple(json.loads(row["acl"])), "expires_epoch": float(row["expires_epoch"])}
+    if privacy:
+        values |= {"sensitivity": row["sensitivity"], "visibility_scope": row["visibility_scope"],
+                   "retention_policy": row["retention_policy"]}
+    return values
+
+
+def add_access_columns(conn: Connection, table: str, privacy: bool) -> bool:
+    """Columns of access_columns a table made before them lacks, added; True when any was."""
+    have = {c["name"] for c in inspect(conn).get_columns(table)}
+    added = False
+    for column in access_columns(privacy):
+        if column.name not in have:
+            kind = column.type.compile(dialect=conn.dialect)
+            default = str(column.server_default.arg).replace("'", "''")  # type: ignore[union-attr]
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column.name} {kind} NOT NULL DEFAULT '{default}'"))
+            added = True
+    return added
 
 
 def _profile_columns() -> list[Column]:
@@ -40,6 +87,7 @@ memories = Table(
     Column("conversation_id", String(100), index=True),
     Column("token_count", Integer, nullable=False),
     *_profile_columns(),
+    *access_columns(privacy=True),
 )
 
 turns = Table(
@@ -54,6 +102,7 @@ turns = Table(
     Column("token_count", Integer, nullable=False),
     Column("content_hash", String(64), nullable=False),
     *_profile_columns(),
+    *access_columns(privacy=True),
     UniqueConstraint("conversation_id", "turn_index", name="uq_turn_position"),
 )
 
@@ -82,10 +131,10 @@ def _profile(row: Any) -> EmbeddingProfile:
 def _memory(row: Any) -> Memory:
     return Memory(id=row["id"], content=row["content"], type=row["type"], confidence=row["confidence"],
                   ts=row["ts"], conversation_id=row["conversation_id"], token_count=row["token_count"],
-                  profile=_profile(row))
+                  profile=_profile(row), **access_of(row))
 
 
 def _turn(row: Any) -> Turn:
     return Turn(id=row["id"], conversation_id=row["conversation_id"], role=row["role"], content=row["content"],
                 turn_index=row["turn_index"], ts=row["ts"], token_count=row["token_count"],
-                content_hash=row["content_hash"], profile=_profile(row))
+                content_hash=row["content_hash"], profile=_profile(row), **access_of(row))

@@ -25,6 +25,8 @@ from adapters.sqlalchemy_tables import put_meta
 from domain.ids import artifact_of, record_of
 from domain.locking import KeyedLock
 from adapters.vector_math import matches
+from domain.access.principal import LOCAL_USER
+from domain.access.rules import NEVER, acl_fields
 from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
 from domain.ports import Filter, KeyLocks, VectorOutbox
 
@@ -88,6 +90,22 @@ def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, versi
 def queue(conn: Connection, collections: Sequence[str], owner: str) -> None:
     if collections:
         conn.execute(insert(outbox), [{"collection": c, "owner": owner} for c in collections])
+
+
+def backfill_access(conn: Connection) -> None:
+    """Vectors written before items carried access fields get the local owner's (private, never
+    expiring; artifacts keep their sensitivity) and are queued, so the vector index gets them too.
+    Runs once per store, at the upgrade that adds the access columns."""
+    local = {**acl_fields([f"u:{LOCAL_USER}"]), "expires_epoch": NEVER}
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("UPDATE vectors SET meta = CAST(CAST(meta AS jsonb) || CAST(:local AS jsonb) || "
+                          "jsonb_build_object('sensitivity', COALESCE(CAST(meta AS jsonb) ->> 'sensitivity', "
+                          "'normal')) AS text)"), {"local": json.dumps(local)})
+    else:
+        conn.execute(text("UPDATE vectors SET meta = json_patch(json_patch(meta, :local), json_object('sensitivity', "
+                          "COALESCE(json_extract(meta, '$.sensitivity'), 'normal')))"), {"local": json.dumps(local)})
+    conn.execute(insert(outbox).from_select(["collection", "owner"],
+                                            select(vectors.c.collection, vectors.c.owner).distinct()))
 
 
 def _record(row: Any) -> VectorRecord:

@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.access.principal import RequestContext  # noqa: F401 - re-exported: who is asking
+from domain.access.principal import LOCAL_USER, RequestContext  # noqa: F401 - re-exported: who is asking
+from domain.access.rules import NEVER, acl_fields
 
 Vector = list[float]
 
@@ -75,6 +76,13 @@ class Memory:
     conversation_id: str | None
     token_count: int
     profile: EmbeddingProfile
+    # Who may see it (domain.access.rules): its owner, the access keys of its audience, privacy, expiry.
+    owner: str = LOCAL_USER
+    acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
+    sensitivity: str = "normal"
+    visibility_scope: str = "me"
+    retention_policy: str = "forever"
+    expires_epoch: float = NEVER
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,12 @@ class Turn:
     token_count: int
     content_hash: str
     profile: EmbeddingProfile
+    owner: str = LOCAL_USER
+    acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
+    sensitivity: str = "normal"
+    visibility_scope: str = "me"
+    retention_policy: str = "forever"
+    expires_epoch: float = NEVER
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,13 +224,25 @@ class ArtifactChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def artifact_version(digest: str, chunker: str, chunker_version: str, labels: dict[str, Any] | None = None) -> str:
-    """Names the content, the chunker that cut it and the labels it is filed by (its vectors carry
-    them): a change of any is a new version. Unlabelled artifacts keep the name they always had."""
-    if (chunker, chunker_version) == ("token-window", "1") and not labels:
+def artifact_version(digest: str, chunker: str, chunker_version: str, labels: dict[str, Any] | None = None,
+                     access: tuple[Any, ...] | None = None) -> str:
+    """Names the content, the chunker that cut it, the labels it is filed by and who may see it (its
+    vectors carry them): a change of any is a new version. Unlabelled artifacts of the local owner
+    keep the name they always had (``access`` None)."""
+    if (chunker, chunker_version) == ("token-window", "1") and not labels and access is None:
         return digest[:12]
     filed = f"\x1f{json.dumps(labels, sort_keys=True, ensure_ascii=False)}" if labels else ""
-    return hashlib.sha256(f"{digest}\x1f{chunker}\x1f{chunker_version}{filed}".encode()).hexdigest()[:12]
+    shared = f"\x1e{json.dumps(list(access), ensure_ascii=False)}" if access is not None else ""
+    return hashlib.sha256(f"{digest}\x1f{chunker}\x1f{chunker_version}{filed}{shared}".encode()).hexdigest()[:12]
+
+
+def access_signature(owner: str, acl: tuple[str, ...], expires_epoch: float, sensitivity: str, visibility: str,
+                     retention: str) -> tuple[Any, ...] | None:
+    """What of an artifact's access names its version: None for the local owner's own, unexpiring
+    items (the versions stores always had); else all of it."""
+    if (owner, tuple(acl), expires_epoch) == (LOCAL_USER, (f"u:{LOCAL_USER}",), NEVER):
+        return None
+    return (owner, *sorted(acl), expires_epoch, sensitivity, visibility, retention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +274,9 @@ class Artifact:
     # spec 002's tags and source): LABEL_KEYS to a string, "tags" to a list of strings. Filterable
     # inside both indexes (label_fields gives the vector metadata, the lexical index reads the same).
     labels: dict[str, Any] = field(default_factory=dict)
+    owner: str = LOCAL_USER
+    acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
+    expires_epoch: float = NEVER
 
     @property
     def version(self) -> str:
@@ -257,8 +286,14 @@ class Artifact:
         version. (Token-window 1, the first chunker, keeps the content hash alone, as stores
         written before chunkers were plugins have it.)
         """
-        return artifact_version(self.content_hash, self.chunker, self.chunker_version, self.labels)
+        return artifact_version(self.content_hash, self.chunker, self.chunker_version, self.labels, access_signature(
+            self.owner, self.acl, self.expires_epoch, self.sensitivity, self.visibility_scope, self.retention_policy))
 
     def privacy(self) -> dict[str, Any]:
         return {"sensitivity": self.sensitivity, "visibility_scope": self.visibility_scope,
                 "retention_policy": self.retention_policy}
+
+
+def access_metadata(item: Memory | Turn | Artifact) -> dict[str, Any]:
+    """What an item's vectors carry for the access rule inside the index (domain.access.rules)."""
+    return {**acl_fields(item.acl), "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}

@@ -1,0 +1,60 @@
+"""A store written before items carried access fields opens with them: rows are the local owner's,
+private and never expiring; their kept vectors carry the same access keys and are queued for the index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from adapters.sqlalchemy_ledger import SqlStore
+from adapters.sqlalchemy_store import make_engine
+from domain.access.rules import NEVER
+from domain.model import AuditEntry, EmbeddingProfile, Memory, VectorRecord
+
+PROFILE = EmbeddingProfile("test", "m", 4, 256)
+ENTRY = AuditEntry("store", "memory", ("mem_1",), "local", "2026-01-01T00:00:00Z")
+
+
+def older_store(url: str) -> None:
+    """A memory with one vector, then the access columns and the upgrade marker taken away."""
+    store = SqlStore(make_engine(url))
+    memory = Memory("mem_" + "a" * 32, "the deploy window is Friday", "fact", 0.9, "2026-01-01T00:00:00Z", None, 5,
+                    PROFILE)
+    store.add_memory(memory, ENTRY, [VectorRecord(f"{memory.id}::v1::0", memory.id, [1.0, 0, 0, 0],
+                                                  {"type": "fact", "version": "v1"})])
+    store.close()
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        for column in ("owner", "acl", "expires_epoch", "sensitivity", "visibility_scope", "retention_policy"):
+            conn.execute(text(f"ALTER TABLE memories DROP COLUMN {column}"))
+        conn.execute(text("DELETE FROM store_meta WHERE key = 'access_keys'"))
+        conn.execute(text("UPDATE vectors SET meta = '{\"type\": \"fact\", \"version\": \"v1\"}'"))
+        conn.execute(text("DELETE FROM vector_outbox"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    from tests.support.postgres import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_url"))
+
+
+def test_an_older_store_gets_the_local_owners_access_on_rows_and_vectors(url: str) -> None:
+    older_store(url)
+    store = SqlStore(make_engine(url))
+    try:
+        (memory,) = store.get_memories(["mem_" + "a" * 32]).values()
+        assert (memory.owner, memory.acl, memory.sensitivity, memory.visibility_scope, memory.expires_epoch) == (
+            "local", ("u:local",), "normal", "me", NEVER)
+        (vector,) = store.stored_vectors("memory", "", 10)
+        assert vector.metadata == {"type": "fact", "version": "v1", "acl:u:local": True, "sensitivity": "normal",
+                                   "expires_epoch": NEVER}
+        with store.claim(10) as items:
+            assert [(i.collection, i.owner) for i in items] == [("memory", memory.id)]
+    finally:
+        store.close()
