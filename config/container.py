@@ -33,6 +33,7 @@ from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, Expo
 from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionStats, ListSessions, LoadTaskContext,
                                      Reconstruct)
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
+from adapters import request_scope
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -214,13 +215,15 @@ class UseCases(containers.DeclarativeContainer):
     rebuild_vectors = providers.Factory(RebuildVectors, outbox=adapters.store, vectors=adapters.vectors)
     adopt_vectors = providers.Factory(AdoptIndexedVectors, outbox=adapters.store, vectors=adapters.vectors,
                                       profile=adapters.embedder.provided.profile)
+    identity = providers.Object(request_scope.current)  # who is calling: the transport's answer per call
     store_memory = providers.Factory(
-        StoreMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer)
+        StoreMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer,
+        identity=identity)
     list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies)
-    delete_memory = providers.Factory(DeleteMemory, store=adapters.store)
+    delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
     append_turn = providers.Factory(
         AppendTurn, embedder=adapters.embedder, store=adapters.store, locks=adapters.store, split=split,
-        tokenizer=adapters.tokenizer)
+        tokenizer=adapters.tokenizer, identity=identity)
     get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies)
     embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors,
                                          catch_up=sync_vectors.provided.catch_up)
@@ -229,13 +232,14 @@ class UseCases(containers.DeclarativeContainer):
         IngestArtifact, embedder=adapters.embedder, store=adapters.store, locks=adapters.store,
         chunkers=plugins.registry, tokenizer=adapters.tokenizer, spec=chunk_spec, split=split,
         checkpoint=providers.Callable(crash_checkpoint, settings.provided.memtrove_crash_at),
-        default_chunker=settings.provided.memtrove_chunker, lease_seconds=settings.provided.memtrove_job_lease)
+        default_chunker=settings.provided.memtrove_chunker, lease_seconds=settings.provided.memtrove_job_lease,
+        identity=identity)
     # SQLite serves one process (the owner of the data dir): its open jobs are orphans at start.
     resume_ingests = providers.Factory(
         ResumeIngests, ingest=ingest_artifact, store=adapters.store,
         exclusive=providers.Callable(lambda url: url.startswith("sqlite"), settings.provided.database_url))
     get_artifact = providers.Factory(GetArtifact, store=adapters.store)
-    delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store)
+    delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store, identity=identity)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
@@ -282,7 +286,7 @@ class UseCases(containers.DeclarativeContainer):
     context_pack = providers.Factory(ContextPack, read=read_canonical, search=passage_search)
     restore = providers.Factory(Restore, documents=adapters.store, search=project_search, tokenizer=adapters.tokenizer)
     cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=adapters.store, delete=delete_artifact,
-                                             audit_log=adapters.store)
+                                             audit_log=adapters.store, identity=identity)
 
 
 class Application(containers.DeclarativeContainer):

@@ -4,6 +4,7 @@ projects it may work in; and the request context every use case receives from it
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from domain.errors import ValidationError
@@ -74,3 +75,7 @@ class RequestContext:
     @property
     def actor(self) -> str:
         return self.principal.user_id
+
+
+# Who is calling, asked by a use case when it needs to know: the transport's answer for the running call.
+Identity = Callable[[], RequestContext]

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from domain.chunk_checks import chunk_problem
 from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.chunking import content_hash
+from domain.access.principal import Identity
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
 from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, RequestContext, VectorRecord,
@@ -91,7 +92,7 @@ class IngestArtifact:
     lease_seconds: float = LEASE_SECONDS
     now: Callable[[], float] = time.time
     process: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, request: IngestRequest, progress: Progress | None = None) -> IngestResult:
         fields = validate(request)
@@ -243,7 +244,7 @@ class IngestArtifact:
             progress(artifact.id, done, len(targets))
         status = "replaced" if replacing else "ingested"
         self.store.commit_artifact(artifact.id, artifact.version, audit(
-            status, "artifact", [artifact.id], self.clock(), self.context, version=artifact.version,
+            status, "artifact", [artifact.id], self.clock(), self.identity(), version=artifact.version,
             chunks=len(chunks)))
         self.checkpoint("committed")
         return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.chunking import content_hash
+from domain.access.principal import Identity
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
@@ -113,12 +114,13 @@ class DeleteArtifact:
     store: ArtifactStore
     locks: KeyLocks
     clock: Clock = utc_now
-    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, artifact_id: object) -> int:
         art_id = check_artifact_id(artifact_id)
         with self.locks.hold(art_id):
-            deleted = self.store.delete_artifact(art_id, audit("delete", "artifact", [art_id], self.clock(), self.context))
+            entry = audit("delete", "artifact", [art_id], self.clock(), self.identity())
+            deleted = self.store.delete_artifact(art_id, entry)
             if deleted is None:
                 raise NotFoundError(f"Artifact {art_id} not found")
         return deleted

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
+from domain.access.principal import Identity
 from domain.errors import MemtroveError, ValidationError
 from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
@@ -49,7 +50,7 @@ class AppendTurn:
     split: Callable[[str], list[Chunk]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
-    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, request: AppendTurnRequest) -> AppendResult:
         conversation_id = require_text("conversation_id", request.conversation_id, 100)
@@ -78,7 +79,8 @@ class AppendTurn:
         records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
         plain, contextual = records[:len(pieces)], records[len(pieces):] or records[:len(pieces)]
         status = "replaced" if existing else "appended"
-        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), self.context, pieces=len(plain)),
+        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), self.identity(),
+                                             pieces=len(plain)),
                             {COLLECTION: plain, CONTEXT_COLLECTION: contextual})
         if index < MAX_TURN_INDEX:  # locks taken in turn order: no two appends wait on each other
             with self.locks.hold(turn_id(conversation_id, index + 1)):

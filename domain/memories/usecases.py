@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
+from domain.access.principal import Identity
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
@@ -34,7 +35,7 @@ class StoreMemory:
     split: Callable[[str], list[Chunk]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
-    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, request: StoreMemoryRequest) -> Memory:
         content = require_text("content", request.content, 10_000)
@@ -51,7 +52,8 @@ class StoreMemory:
         meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or "",
                 "ts_epoch": epoch(memory.ts)}
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, meta)
-        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, self.context, pieces=len(records)),
+        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, self.identity(),
+                                                  pieces=len(records)),
                               records)
         return memory
 
@@ -86,11 +88,12 @@ class DeleteMemory:
 
     store: MetadataStore
     clock: Clock = utc_now
-    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, memory_id: str) -> str:
         require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
-        if not self.store.delete_memory(memory_id, audit("delete", COLLECTION, [memory_id], self.clock(), self.context)):
+        entry = audit("delete", COLLECTION, [memory_id], self.clock(), self.identity())
+        if not self.store.delete_memory(memory_id, entry):
             raise NotFoundError(f"Memory {memory_id} not found")
         return memory_id
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from domain.artifacts.usecases import DeleteArtifact
 from domain.common import Clock, audit, utc_now
+from domain.access.principal import Identity
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Artifact, RequestContext
 from domain.ports import ArtifactScopes, ArtifactStore, AuditLog, DocumentExporter
@@ -85,7 +86,7 @@ class CleanupOldMemories:
     delete: DeleteArtifact
     audit_log: AuditLog
     clock: Clock = utc_now
-    context: RequestContext = field(default_factory=RequestContext)  # who is calling (the audit's actor)
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, days_old: object = 90, dry_run: object = True) -> CleanupReport:
         days = require_int("days_old", days_old, 0, 36_500)
@@ -99,6 +100,6 @@ class CleanupOldMemories:
             for artifact in old:
                 with suppress(NotFoundError):  # deleted by another call meanwhile: gone either way
                     self.delete(artifact.id)
-            self.audit_log.append(audit("cleanup", "artifact", [a.id for a in old], self.clock(), self.context,
+            self.audit_log.append(audit("cleanup", "artifact", [a.id for a in old], self.clock(), self.identity(),
                                         days_old=days, cutoff=cutoff, chunks=chunks))
         return CleanupReport(len(old), chunks, dry, cutoff)

@@ -22,6 +22,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 
+from adapters import request_scope
 from domain.access.principal import Principal, RequestContext, local_principal
 from domain.errors import MemtroveError, StorageError
 from entrypoints.mcp import identity, render
@@ -62,14 +63,13 @@ class Toolbox:
         self.local = local_principal(runtime.settings.memtrove_local_clearance)
 
     def use(self, kind: type[T]) -> Callable[..., T]:
-        """A builder of the use case of this type (from the composition root); a use case that takes a
-        ``context`` gets the running call's (who is calling)."""
-        builder = self.runtime.use_case(kind)
-        return identity.with_context(builder, getattr(builder, "provides", kind), self.context)
+        """A builder of the use case of this type (from the composition root)."""
+        return self.runtime.use_case(kind)
 
-    def context(self) -> RequestContext:
-        """The running call's request context (the local owner's outside a call)."""
-        return identity.current(self.local)
+    @staticmethod
+    def context() -> RequestContext:
+        """The running call's request context: who is calling."""
+        return request_scope.current()
 
     @staticmethod
     def failure(exc: MemtroveError) -> CallToolResult:
@@ -107,7 +107,7 @@ def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], 
              failure: Failure, principal: Principal | None = None) -> CallToolResult:
     """One log line per call; domain errors become tool errors, an unexpected one a storage error. The
     call runs as ``principal`` (the local owner if None), under a request id every log line carries."""
-    with identity.call(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
+    with request_scope.scope(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
             logger.contextualize(request_id=context.request_id, actor=context.actor):
         return _run(runtime, name, action, meta, failure)
 
