@@ -37,11 +37,16 @@ def version_of(vector_id: str) -> str:
 ARTIFACT_ID = re.compile(r"\Aart_[0-9a-f]{32}\Z")
 
 
-def artifact_id(source_system: str, source_id: str | None, content_hash: str) -> str:
-    """``art_`` + 128 bits of SHA-256 (the spec's 32 bits collide with ~69% odds at 100,000)."""
-    if source_id is None:
+def artifact_id(source_system: str, source_id: str | None, content_hash: str, owner: str = "local") -> str:
+    """``art_`` + 128 bits of SHA-256 (the spec's 32 bits collide with ~69% odds at 100,000). Each owner
+    names its own artifacts (the local owner's keep the ids they always had): one caller's source id
+    or content never reaches another's artifact."""
+    mine = "" if owner == "local" else f"\x1e{owner}"
+    if source_id is None and not mine:
         return f"art_{content_hash[:32]}"
-    key = f"{source_system}\x1f{source_id}".encode()
+    if source_id is None:
+        return f"art_{hashlib.sha256(f'{content_hash}{mine}'.encode()).hexdigest()[:32]}"
+    key = f"{source_system}\x1f{source_id}{mine}".encode()
     return f"art_{hashlib.sha256(key).hexdigest()[:32]}"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,13 +237,13 @@ def artifact_version(digest: str, chunker: str, chunker_version: str, labels: di
     return hashlib.sha256(f"{digest}\x1f{chunker}\x1f{chunker_version}{filed}{shared}".encode()).hexdigest()[:12]
 
 
-def access_signature(owner: str, acl: tuple[str, ...], expires_epoch: float, sensitivity: str, visibility: str,
+def access_signature(owner: str, acl: Sequence[str], sensitivity: str, visibility: str,
                      retention: str) -> tuple[Any, ...] | None:
-    """What of an artifact's access names its version: None for the local owner's own, unexpiring
-    items (the versions stores always had); else all of it."""
-    if (owner, tuple(acl), expires_epoch) == (LOCAL_USER, (f"u:{LOCAL_USER}",), NEVER):
+    """What of an artifact's access names its version: None for the local owner's private items (the
+    versions stores always had); else all of it (its expiry follows from its retention and time)."""
+    if (owner, tuple(acl)) == (LOCAL_USER, (f"u:{LOCAL_USER}",)):
         return None
-    return (owner, *sorted(acl), expires_epoch, sensitivity, visibility, retention)
+    return (owner, *sorted(acl), sensitivity, visibility, retention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +288,7 @@ class Artifact:
         written before chunkers were plugins have it.)
         """
         return artifact_version(self.content_hash, self.chunker, self.chunker_version, self.labels, access_signature(
-            self.owner, self.acl, self.expires_epoch, self.sensitivity, self.visibility_scope, self.retention_policy))
+            self.owner, self.acl, self.sensitivity, self.visibility_scope, self.retention_policy))
 
     def privacy(self) -> dict[str, Any]:
         return {"sensitivity": self.sensitivity, "visibility_scope": self.visibility_scope,
@@ -297,3 +298,8 @@ class Artifact:
 def access_metadata(item: Memory | Turn | Artifact) -> dict[str, Any]:
     """What an item's vectors carry for the access rule inside the index (domain.access.rules)."""
     return {**acl_fields(item.acl), "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}
+
+
+def access_fields(item: Memory | Turn | Artifact) -> dict[str, Any]:
+    """An item's access fields as domain.access.rules.visible reads them."""
+    return {"acl": item.acl, "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}

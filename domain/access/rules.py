@@ -96,3 +96,28 @@ def restrict(where: Mapping[str, Any] | None, context: RequestContext, now: floa
     merged["expires_epoch"] = {**(bound if isinstance(bound, dict) else {}), **rule.pop("expires_epoch")}
     merged["$or"] = rule["$or"]
     return merged
+
+
+YEAR = 365.25 * 86_400.0
+MAX_RETENTION_DAYS = 36_500
+
+
+def expiry(retention: str, ts_epoch: float, retention_days: object = None) -> float:
+    """When an item expires: ``1y`` a year after its timestamp, ``custom`` ``retention_days`` after it,
+    ``forever`` and ``until_resolved`` (until resolved) never."""
+    if retention == "1y":
+        return ts_epoch + YEAR
+    if retention == "custom":
+        if isinstance(retention_days, bool) or not isinstance(retention_days, int) or not (
+                1 <= retention_days <= MAX_RETENTION_DAYS):
+            raise ValidationError("retention_days", f"retention_policy custom needs retention_days, a whole number "
+                                                    f"of days from 1 to {MAX_RETENTION_DAYS} (got {retention_days!r})")
+        return ts_epoch + retention_days * 86_400.0
+    return NEVER
+
+
+def owned(context: RequestContext, visibility: str, visible_to: object = None) -> dict[str, Any]:
+    """The owner and access keys of an item the caller writes with this visibility."""
+    principal = context.principal
+    custom = custom_keys(visible_to) if visibility == "custom" else ()
+    return {"owner": principal.user_id, "acl": audience_keys(principal, visibility, custom)}

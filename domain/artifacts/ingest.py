@@ -17,16 +17,17 @@ from typing import Any, Protocol
 from domain.chunk_checks import chunk_problem
 from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.chunking import content_hash
-from domain.access.principal import Identity
+from domain.access.principal import LOCAL_USER, Identity
+from domain.access.rules import expiry, owned
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
 from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, RequestContext, VectorRecord,
-                          artifact_version)
+                          access_signature, artifact_version)
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
 from domain.artifacts.input import IngestRequest, validate
 from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
-from domain.validation import require_text
+from domain.validation import epoch, require_text
 
 INDEXING, FAILED = "indexing", "failed"
 EMBED_BATCH = 128  # pieces per embedder call and per stored batch: batches well, bounds memory
@@ -97,10 +98,16 @@ class IngestArtifact:
     def __call__(self, request: IngestRequest, progress: Progress | None = None) -> IngestResult:
         fields = validate(request)
         content: str = fields.pop("content")
+        fields |= owned(self.identity(), fields["visibility_scope"], request.visible_to)
+        expiry(fields["retention_policy"], 0.0, request.retention_days)  # checked now; reckoned from its time
+        if request.retention_days is not None:
+            fields["retention_days"] = request.retention_days
         chunker = self._chunker(request.chunker, fields, content)
         digest = content_hash(content)
-        art_id = artifact_id(fields["source_system"], fields["source_id"], digest)
-        version = artifact_version(digest, chunker.name, chunker.version, fields["labels"])
+        art_id = artifact_id(fields["source_system"], fields["source_id"], digest, fields["owner"])
+        version = artifact_version(digest, chunker.name, chunker.version, fields["labels"], access_signature(
+            fields["owner"], fields["acl"], fields["sensitivity"], fields["visibility_scope"],
+            fields["retention_policy"]))
         worker = self.worker_id()
         with self.locks.hold(art_id):
             existing = self.store.get_artifact(art_id)
@@ -122,8 +129,8 @@ class IngestArtifact:
             # Known as under way at once (artifact_get shows it), and durable, while its chunks are cut.
             self.store.start_job(IngestJob(art_id, version, INDEXING, 0, 0, lease_owner=worker,
                                            lease_until=self._lease()),
-                                 {**fields, "participants": list(fields["participants"]), "content": content,
-                                  "chunker": chunker.name})
+                                 {**fields, "participants": list(fields["participants"]), "acl": list(fields["acl"]),
+                                  "content": content, "chunker": chunker.name})
             (progress or _Silent())(art_id, 0, 0)
             artifact, chunks, job = self._begin(art_id, content, digest, fields, existing, chunker, worker)
         return self._run(artifact, chunks, job, existing is not None, progress or _Silent())
@@ -202,15 +209,17 @@ class IngestArtifact:
                chunker: Chunker, worker: str) -> tuple[Artifact, list[ArtifactChunk], IngestJob]:
         now = self.clock()
         token_count = self.tokenizer.count(content)
-        fields = dict(fields)
-        keep_whole = fields.pop("keep_whole", False)  # stored as one record, however long (spec 001's unchunked types)
+        fields = {**fields, "acl": tuple(fields.get("acl", (f"u:{LOCAL_USER}",)))}
+        keep_whole = fields.pop("keep_whole", False)
+        ts = fields.pop("ts") or now
+        fields["expires_epoch"] = expiry(fields["retention_policy"], epoch(ts), fields.pop("retention_days", None))  # stored as one record, however long (spec 001's unchunked types)
         pieces: list[Chunk] = []
         if token_count > self.spec.single_piece_max_tokens and not keep_whole:
             chunker, pieces = self._cut(chunker, content)
         chunks = [ArtifactChunk(chunk_id(art_id, c.index, c.content_hash), art_id, c.index, c.start_char, c.end_char,
                                 c.content, c.token_count, c.content_hash, dict(c.metadata)) for c in pieces]
         artifact = Artifact(
-            id=art_id, ts=fields.pop("ts") or now, content_hash=digest, token_count=token_count,
+            id=art_id, ts=ts, content_hash=digest, token_count=token_count,
             is_chunked=bool(chunks), num_chunks=len(chunks), ingested_at=now, chunker=chunker.name,
             chunker_version=chunker.version, profile=self.embedder.profile,
             content=None if chunks else content, **fields,

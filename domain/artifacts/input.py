@@ -32,6 +32,8 @@ class IngestRequest:
     # Set by the toolsets that file by scope (already validated there): see Artifact.labels.
     labels: Mapping[str, Any] | None = None
     keep_whole: bool = False  # one record however long (its vectors are still cut to the model's reach)
+    visible_to: Sequence[str] | None = None  # visibility custom: user ids and team:<name> entries
+    retention_days: int | None = None  # retention custom: days after its timestamp
 
 
 def validate(request: IngestRequest) -> dict[str, Any]:

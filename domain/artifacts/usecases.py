@@ -11,7 +11,7 @@ from domain.access.principal import Identity
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
-from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, label_fields
+from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, access_metadata, label_fields
 from domain.ports import ArtifactStore, KeyLocks
 from domain.common import Clock, audit, utc_now
 from domain.validation import epoch, require_id
@@ -30,7 +30,7 @@ def vector_metadata(artifact: Artifact) -> dict[str, Any]:
     return {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
             "source_system": artifact.source_system, "sensitivity": artifact.sensitivity,
             "visibility_scope": artifact.visibility_scope, "ts_epoch": epoch(artifact.ts),
-            **label_fields(artifact.labels)}
+            **label_fields(artifact.labels), **access_metadata(artifact)}
 
 
 def check_artifact_id(value: object) -> str:

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
+from domain.access.rules import owned, visible
 from domain.errors import MemtroveError, ValidationError
 from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
+from domain.model import ROLES, Chunk, Hit, RequestContext, Turn, access_fields, access_metadata
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
@@ -64,13 +65,16 @@ class AppendTurn:
     def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None) -> AppendResult:
         digest = content_hash(content)
         existing = self.store.get_turn(conversation_id, index)
+        if existing is not None and not visible(access_fields(existing), self.identity(), 0.0):
+            raise ValidationError("conversation_id", f"conversation_id {conversation_id!r} is another caller's: "
+                                                     "use a conversation_id of your own")
         if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts):
             return AppendResult(existing, "unchanged")
         turn = Turn(
             id=turn_id(conversation_id, index), conversation_id=conversation_id, role=role,
             content=content, turn_index=index, ts=ts or self.clock(),
             token_count=self.tokenizer.count(content), content_hash=digest,
-            profile=self.embedder.profile,
+            profile=self.embedder.profile, **owned(self.identity(), "me"),
         )
         meta = turn_metadata(turn)
         pieces = self.split(content)
@@ -105,7 +109,7 @@ class AppendTurn:
 def turn_metadata(turn: Turn) -> dict[str, object]:
     """What a turn's vectors carry for filtering (both collections)."""
     return {"conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
-            "ts_epoch": epoch(turn.ts)}
+            "ts_epoch": epoch(turn.ts), **access_metadata(turn)}
 
 
 def read_after(before: Turn, content: str) -> str:

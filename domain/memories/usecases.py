@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
+from domain.access.rules import owned
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
+from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, access_metadata
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
@@ -24,6 +25,12 @@ class StoreMemoryRequest:
     type: str
     confidence: float
     conversation_id: str | None = None
+
+
+def memory_metadata(memory: Memory) -> dict[str, object]:
+    """What a memory's vectors carry for filters inside the vector index."""
+    return {"type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id or "",
+            "ts_epoch": epoch(memory.ts), **access_metadata(memory)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +54,9 @@ class StoreMemory:
             id=new_memory_id(), content=content, type=kind, confidence=confidence,
             ts=self.clock(), conversation_id=conversation_id,
             token_count=self.tokenizer.count(content),
-            profile=self.embedder.profile,
+            profile=self.embedder.profile, **owned(self.identity(), "me"),
         )
-        meta = {"type": kind, "confidence": confidence, "conversation_id": conversation_id or "",
-                "ts_epoch": epoch(memory.ts)}
-        records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, meta)
+        records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, memory_metadata(memory))
         self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, self.identity(),
                                                   pieces=len(records)),
                               records)

@@ -11,6 +11,7 @@ from domain.model import Chunk, EmbeddingProfile, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
 from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded_text, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
+from domain.memories.usecases import memory_metadata
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
 from domain.validation import epoch
 
@@ -94,8 +95,7 @@ class Reembed:
         for m in todo:
             digest = content_hash(m.content)
             self.target_vectors.upsert("memory", self._records([(m.id, m.content, -1)], digest, {
-                "type": m.type, "confidence": m.confidence, "conversation_id": m.conversation_id or "",
-                "ts_epoch": epoch(m.ts), "version": digest[:12]}))
+                **memory_metadata(m), "version": digest[:12]}))
             self.ledger.mark_reembedded(key, [(f"memory:{m.id}", "1")])
         hashes = self.store.turn_hashes()
         turns = self.store.get_turns([t for t, h in hashes.items() if done.get(f"turn:{t}") != h[:12]])
