@@ -13,6 +13,7 @@ from sqlalchemy import Column, Index, Integer, String, Table, bindparam, delete,
 from sqlalchemy.engine import Connection
 
 from adapters.sqlalchemy_base import metadata
+from domain.access.rules import ACL_PREFIX
 from domain.model import LABEL_KEYS, TAG_PREFIX, TAGS, LexicalMatch
 from domain.ports import Filter
 
@@ -44,10 +45,11 @@ class Doc(NamedTuple):
 
 # How each collection's entries join the rows that carry its filter fields (alias ``b``).
 _JOINS = {
-    "memory": ("memories b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "confidence", "type")),
-    "history": ("turns b ON b.id = d.record_id", ("conversation_id", "ts_epoch")),
+    "memory": ("memories b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "confidence", "type",
+                                                    "sensitivity", "expires_epoch")),
+    "history": ("turns b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "sensitivity", "expires_epoch")),
     "artifact": ("artifacts b ON b.artifact_id = d.owner AND b.version = d.version AND b.status = 'committed'",
-                 ("artifact_type", "source_system", "sensitivity", "visibility_scope", "ts_epoch")),
+                 ("artifact_type", "source_system", "sensitivity", "visibility_scope", "ts_epoch", "expires_epoch")),
 }
 _JOINS["chunk"] = _JOINS["artifact"]
 
@@ -61,6 +63,11 @@ def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -
     clauses: list[str] = []
     params: dict[str, Any] = {}
     for n, (name, value) in enumerate(sorted((where or {}).items())):
+        if name == "$or":  # of access flags (domain.access.rules): the row's acl list holds one of them
+            keys = [f"a{n}_{i}" for i in range(len(value))]
+            clauses.append(acl_condition(keys, dialect))
+            params.update({key: _access_key(sub) for key, sub in zip(keys, value)})
+            continue
         if collection in ("artifact", "chunk") and (name in LABEL_KEYS or name.startswith(TAG_PREFIX)):
             if isinstance(value, dict) and set(value) == {"$in"} and name in LABEL_KEYS:
                 keys = [f"f{n}_{i}" for i in range(len(value["$in"]))] or [f"f{n}_none"]
@@ -73,7 +80,11 @@ def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -
             continue
         if name not in allowed:
             raise ValueError(f"the {collection} lexical index cannot filter on {name!r}")
-        if isinstance(value, dict):
+        if isinstance(value, dict) and set(value) == {"$in"}:
+            keys = [f"f{n}_{i}" for i in range(len(value["$in"]))]
+            clauses.append(f"b.{name} IN ({', '.join(':' + k for k in keys)})" if keys else "1 = 0")
+            params.update(dict(zip(keys, value["$in"])))
+        elif isinstance(value, dict):
             for op, bound in value.items():
                 sign = {"$gte": ">=", "$lte": "<=", "$gt": ">", "$lt": "<"}[op]
                 key = f"f{n}{op[1:]}"
@@ -83,6 +94,24 @@ def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -
             clauses.append(f"b.{name} = :f{n}")
             params[f"f{n}"] = value
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def _access_key(flag: dict[str, Any]) -> str:
+    (name, value), = flag.items()
+    if not name.startswith(ACL_PREFIX) or value is not True:
+        raise ValueError(f"the lexical index takes $or of access flags only (got {flag!r})")
+    return name[len(ACL_PREFIX):]
+
+
+def acl_condition(params: Sequence[str], dialect: str, row: str = "b") -> str:
+    """SQL true when the row's ``acl`` (a JSON list of access keys) holds one of the :params."""
+    if not params:
+        return "1 = 0"
+    listed = ", ".join(f":{p}" for p in params)
+    if dialect == "postgresql":
+        cast = ", ".join(f"CAST(:{p} AS text)" for p in params)
+        return f"(CAST({row}.acl AS jsonb) ?| ARRAY[{cast}])"
+    return f"EXISTS (SELECT 1 FROM json_each({row}.acl) WHERE json_each.value IN ({listed}))"
 
 
 def label_condition(name: str, param: str, dialect: str, row: str = "b") -> str:

@@ -12,7 +12,7 @@ from domain.errors import StorageError
 from dataclasses import replace
 
 from domain.ids import record_of
-from domain.model import (Artifact, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
+from domain.model import (Artifact, access_metadata, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
                           label_fields)
 from domain.ports import ArtifactStore, Filter, LexicalIndex
 from domain.validation import epoch
@@ -169,15 +169,17 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
     def _records(self, collection: str) -> list[tuple[str, str, dict[str, Any]]]:
         if collection == "memory":
             return [(m.id, m.content, {"conversation_id": m.conversation_id, "ts_epoch": epoch(m.ts),
-                                       "confidence": m.confidence, "type": m.type}) for m in self.memories.values()]
+                                       "confidence": m.confidence, "type": m.type, **access_metadata(m)})
+                    for m in self.memories.values()]
         if collection == "history":
-            return [(t.id, t.content, {"conversation_id": t.conversation_id, "ts_epoch": epoch(t.ts)})
-                    for t in self.turns.values()]
+            return [(t.id, t.content, {"conversation_id": t.conversation_id, "ts_epoch": epoch(t.ts),
+                                       **access_metadata(t)}) for t in self.turns.values()]
         rows: list[tuple[str, str, dict[str, Any]]] = []
         for artifact_id, version in self.committed_versions().items():
             _, artifact, parts = self.versions[(artifact_id, version)]
             fields = {"artifact_type": artifact.artifact_type, "source_system": artifact.source_system,
-                      "ts_epoch": epoch(artifact.ts), **artifact.privacy(), **label_fields(artifact.labels)}
+                      "ts_epoch": epoch(artifact.ts), **artifact.privacy(), **label_fields(artifact.labels),
+                      **access_metadata(artifact)}
             if collection == "artifact" and not parts:
                 rows.append((artifact.id, "\n".join(p for p in (artifact.title, artifact.content) if p), fields))
             elif collection == "chunk":

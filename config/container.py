@@ -243,7 +243,7 @@ class UseCases(containers.DeclarativeContainer):
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
-    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval)
+    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity)
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=adapters.store)
     reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from dataclasses import dataclass
 from typing import Any
 
+from domain.access.rules import visible
 from domain.search.fusion import best_per_record
 from domain.ids import artifact_of, version_of
 from domain.model import (
     Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, Memory, RequestContext, Turn, Vector, VectorMatch,
+    access_fields,
 )
 from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex, VectorOutbox
 from domain.artifacts.usecases import WHOLE
@@ -31,6 +34,7 @@ class Ranker:
     policies: Sequence[PrivacyPolicy]
     # Writes committed but not yet in the index are scored from the store (read-your-writes, no waiting).
     outbox: VectorOutbox | None = None
+    now: Callable[[], float] = time.time
 
     def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
              index: str | None = None) -> tuple[list[Hit], bool]:
@@ -43,43 +47,52 @@ class Ranker:
             field = owner_field(collection)
             fresh = [m for m in raw if (artifact_of(m.record_id) if field == "artifact_id" else m.record_id) not in owners]
             raw = sorted([*fresh, *queued], key=lambda m: -m.score)[:fetch]
-        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw)]
+        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw, context)]
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 
     def rank_words(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
                    context: RequestContext, context_weight: float = 0.35) -> tuple[list[Hit], bool]:
         """By BM25 over the words (the lexical index holds only current records)."""
         raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
-        return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
+        return apply_policies(self.policies, self.hits(collection, raw, context), context), len(raw) >= fetch
 
     def rank_exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,
                    context: RequestContext) -> tuple[list[Hit], bool]:
         """By verbatim occurrences of code-like tokens."""
         raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
-        return apply_policies(self.policies, self.hits(collection, raw), context), len(raw) >= fetch
+        return apply_policies(self.policies, self.hits(collection, raw, context), context), len(raw) >= fetch
 
-    def hits(self, collection: str, found: Sequence[LexicalMatch]) -> list[Hit]:
+    def hits(self, collection: str, found: Sequence[LexicalMatch], context: RequestContext) -> list[Hit]:
         """Hits for lexical matches, in their order; a record deleted meanwhile is left out."""
-        records = self._records(collection, [m.record_id for m in found])
+        records = self._records(collection, [m.record_id for m in found], context)
         return [records[m.record_id][1](m.score) for m in found if m.record_id in records]
 
-    def _hydrate(self, collection: str, raw: list[VectorMatch]) -> list[Hit]:
+    def _hydrate(self, collection: str, raw: list[VectorMatch], context: RequestContext) -> list[Hit]:
         """Drop vectors of versions that are not (or no longer) current, then keep each record's best.
 
         Stale vectors go first: during a replacement a chunk shared by both versions has the same id
         in each, and only the committed version's vector may speak for it.
         """
-        records = self._records(collection, sorted({m.record_id for m in raw}))
+        records = self._records(collection, sorted({m.record_id for m in raw}), context)
         current = [m for m in raw if m.record_id in records and records[m.record_id][0] in (None, version_of(m.id))]
         return [records[m.record_id][1](m.score) for m in best_per_record(current)]
 
-    def _records(self, collection: str, ids: Sequence[str]) -> dict[str, Record]:
-        """For each record that exists: its current version (None: not versioned) and how to make its hit."""
+    def _records(self, collection: str, ids: Sequence[str], context: RequestContext) -> dict[str, Record]:
+        """For each record that exists and the caller may see: its current version (None: not
+        versioned) and how to make its hit. (The index filters already hold the caller to what it may
+        see; this is the same rule on the rows themselves, so a stale index entry never shows.)"""
+        now = self.now()
+
+        def seen(item: Memory | Turn | Artifact) -> bool:
+            return visible(access_fields(item), context, now)
+
         if collection == "memory":
-            return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items()}
+            return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items() if seen(m)}
         if collection == "history":
-            return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()}
-        owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
+            return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()
+                    if seen(t)}
+        owners = {i: a for i, a in self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids})).items()
+                  if seen(a)}
         if collection == WHOLE:
             return {i: (a.version, partial(artifact_hit, a)) for i, a in owners.items()}
         return {i: (owner.version, partial(chunk_hit, owner, c)) for i, c in self.artifacts.get_chunks(ids).items()
@@ -99,7 +112,7 @@ def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
 
 def provenance(artifact: Artifact) -> dict[str, Any]:
     return {"source_system": artifact.source_system, "source_id": artifact.source_id,
-            "source_url": artifact.source_url, "title": artifact.title, "ts": artifact.ts,
+            "source_url": artifact.source_url, "title": artifact.title, "ts": artifact.ts, "owner": artifact.owner,
             **artifact.profile.as_metadata()}
 
 
@@ -121,10 +134,10 @@ def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
 def memory_hit(memory: Memory, score: float) -> Hit:
     return Hit(memory.id, "memory", round(score, 6), memory.content, {
         "memory_type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id,
-        "provenance": {"ts": memory.ts, **memory.profile.as_metadata()}})
+        "provenance": {"ts": memory.ts, "owner": memory.owner, **memory.profile.as_metadata()}})
 
 
 def turn_hit(turn: Turn, score: float) -> Hit:
     return Hit(turn.id, "history", score, turn.content, {
         "conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
-        "provenance": {"ts": turn.ts, **turn.profile.as_metadata()}})
+        "provenance": {"ts": turn.ts, "owner": turn.owner, **turn.profile.as_metadata()}})

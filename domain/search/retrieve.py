@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+from domain.access.principal import Identity
+from domain.access.rules import restrict
 
 from domain.search.lexical import LexicalQuery, analyse
 from domain.model import Hit, RequestContext, Vector
@@ -37,6 +41,8 @@ class Retriever:
     config: RetrievalConfig
     # Brings the vector index up to date with every write committed before the search (read-your-writes).
     catch_up: Callable[[], None] = nothing
+    identity: Identity = RequestContext  # who is calling, when the search does not say
+    now: Callable[[], float] = time.time
 
     def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
                  profile: object = None, context: RequestContext | None = None,
@@ -48,6 +54,12 @@ class Retriever:
         before cutting to ``limit``; a hit with only vector evidence below the similarity floor is not.
         """
         cap = self.config.per_artifact if per_artifact is None else per_artifact
+        context = context or self.identity()
+        # What the caller may see, inside every index query (a search fills its limit with it).
+        now = self.now()
+        wheres = {c: w for c, where in wheres.items() if (w := restrict(where, context, now)) is not None}
+        if not wheres:
+            return []
         weights, chosen = self.config.signal_weights(mode, profile)
         terms = analyse(query)
         if not terms.exact:
@@ -60,7 +72,6 @@ class Retriever:
         vector = self.embedder.embed_query(query) if vectors else None
         if vectors:
             self.catch_up()
-        context = context or RequestContext()
         fused: list[Hit] = []
         depths: dict[str, int] = {}
         owners = 0  # distinct artifacts and records found (before the cap), to see a round add nothing

@@ -39,7 +39,7 @@ class SearchRequest:
     expand_neighbors: bool = False
     mode: str | None = None
     profile: str | None = None
-    context: RequestContext = field(default_factory=RequestContext)
+    context: RequestContext | None = None  # None: who the Identity port says is calling
     per_artifact: int | None = None  # results one document may take (None: the configured default)
 
 
@@ -162,7 +162,7 @@ class SearchMemoriesRequest:
     min_confidence: float = 0.0
     mode: str | None = None
     profile: str | None = None
-    context: RequestContext = field(default_factory=RequestContext)
+    context: RequestContext | None = None  # None: who the Identity port says is calling
 
 
 @dataclass(frozen=True, slots=True)

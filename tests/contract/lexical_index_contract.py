@@ -66,6 +66,27 @@ class LexicalIndexContract:
         found = store.lexical_search("memory", ["budget", "review"], 5, {"conversation_id": "quiet"})
         assert ids(found) == ["mem_rare"]
 
+    def test_the_access_rule_applies_inside_the_query(self, store) -> None:
+        """Access flags ($or), a sensitivity set and a strict expiry bound, on memories, turns and artifacts."""
+        from domain.access.principal import Principal, RequestContext
+        from domain.access.rules import restrict
+
+        def mine(item, owner: str, acl: tuple[str, ...], sensitivity: str = "normal", expires: float = 9e15):
+            return dataclasses.replace(item, owner=owner, acl=acl, sensitivity=sensitivity, expires_epoch=expires)
+
+        store.add_memory(mine(memory("mem_a", "vault rotation plan"), "alice", ("u:alice",)), AUDIT)
+        store.add_memory(mine(memory("mem_b", "vault rotation for eng"), "bob", ("t:eng", "u:bob")), AUDIT)
+        store.add_memory(mine(memory("mem_c", "vault rotation secret"), "alice", ("u:alice",), "highly_sensitive"),
+                         AUDIT)
+        store.add_memory(mine(memory("mem_d", "vault rotation old"), "alice", ("u:alice",), expires=100.0), AUDIT)
+        store.put_turn(mine(turn("c1", 0, "vault rotation talk"), "carol", ("u:carol",)), AUDIT)
+        store.put_turn(mine(turn("c2", 0, "vault rotation chat"), "bob", ("o:acme", "u:bob")), AUDIT)
+        alice = RequestContext(Principal("alice", teams=("eng",), org="acme", clearance="sensitive"))
+        where = restrict({}, alice, 200.0)
+        assert sorted(ids(store.lexical_search("memory", ["vault"], 10, where))) == ["mem_a", "mem_b"]
+        assert ids(store.lexical_search("history", ["vault"], 10, where)) == ["c2_turn_0"]
+        assert ids(store.lexical_search("memory", ["vault"], 10, {**where, "sensitivity": {"$in": []}})) == []
+
     def test_range_filters_on_time_and_confidence(self, store) -> None:
         store.add_memory(memory("mem_old", "tea ceremony", ts="2020-01-01T00:00:00Z", confidence=0.9), AUDIT)
         store.add_memory(memory("mem_new", "tea tasting", ts="2025-06-01T00:00:00Z", confidence=0.2), AUDIT)
