@@ -34,6 +34,7 @@ from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionSt
                                      Reconstruct)
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
 from adapters import request_scope
+from domain.access.guard import GuardedStore
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -219,12 +220,14 @@ class UseCases(containers.DeclarativeContainer):
     store_memory = providers.Factory(
         StoreMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer,
         identity=identity)
-    list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies)
+    list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies,
+                                     identity=identity)
     delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
     append_turn = providers.Factory(
         AppendTurn, embedder=adapters.embedder, store=adapters.store, locks=adapters.store, split=split,
         tokenizer=adapters.tokenizer, identity=identity)
-    get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies)
+    get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies,
+                                   identity=identity)
     embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors,
                                          catch_up=sync_vectors.provided.catch_up)
 
@@ -238,7 +241,7 @@ class UseCases(containers.DeclarativeContainer):
     resume_ingests = providers.Factory(
         ResumeIngests, ingest=ingest_artifact, store=adapters.store,
         exclusive=providers.Callable(lambda url: url.startswith("sqlite"), settings.provided.database_url))
-    get_artifact = providers.Factory(GetArtifact, store=adapters.store)
+    get_artifact = providers.Factory(GetArtifact, store=adapters.store, identity=identity)
     delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store, identity=identity)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
@@ -250,29 +253,30 @@ class UseCases(containers.DeclarativeContainer):
                                 store=adapters.store, chunker=plugins.chunker, tokenizer=adapters.tokenizer)
     hybrid_search = providers.Factory(HybridSearch, retrieve=retrieve, artifacts=adapters.store)
 
-    # Spec 001's session memory: views over the artifacts (one store, one retrieval).
+    # Spec 001's session memory: views over the artifacts (one store, one retrieval), read as the caller may see them.
+    guarded = providers.Factory(GuardedStore, store=adapters.store, identity=identity)
     store_session_memory = providers.Factory(StoreSessionMemory, ingest=ingest_artifact)
-    session_memories = providers.Factory(Memories, store=adapters.store, scopes=adapters.store)
-    scoped_lookup = providers.Factory(ScopedLookup, scopes=adapters.store, memories=session_memories)
-    passage_search = providers.Factory(PassageSearch, retrieve=retrieve, store=adapters.store,
+    session_memories = providers.Factory(Memories, store=guarded, scopes=guarded)
+    scoped_lookup = providers.Factory(ScopedLookup, scopes=guarded, memories=session_memories)
+    passage_search = providers.Factory(PassageSearch, retrieve=retrieve, store=guarded,
                                        embedder=adapters.embedder, vectors=adapters.store)
     fine_search = providers.Factory(FineSearch, search=passage_search)
-    section_search = providers.Factory(SectionSearch, fine=fine_search, store=adapters.store)
-    session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=adapters.store,
+    section_search = providers.Factory(SectionSearch, fine=fine_search, store=guarded)
+    session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=guarded,
                                               memories=session_memories)
-    expand_chunk = providers.Factory(ExpandChunk, store=adapters.store)
-    reconstruct_memory = providers.Factory(Reconstruct, store=adapters.store)
-    get_session_memory = providers.Factory(GetSessionMemory, store=adapters.store, scopes=adapters.store)
-    session_stats = providers.Factory(GetSessionStats, scopes=adapters.store)
-    list_sessions = providers.Factory(ListSessions, scopes=adapters.store)
-    load_task_context = providers.Factory(LoadTaskContext, scopes=adapters.store, memories=session_memories)
-    export_document = providers.Factory(ExportDocument, store=adapters.store, exporter=adapters.exporter)
-    delete_session_memory = providers.Factory(DeleteSessionMemory, store=adapters.store, delete=delete_artifact)
+    expand_chunk = providers.Factory(ExpandChunk, store=guarded)
+    reconstruct_memory = providers.Factory(Reconstruct, store=guarded)
+    get_session_memory = providers.Factory(GetSessionMemory, store=guarded, scopes=guarded)
+    session_stats = providers.Factory(GetSessionStats, scopes=guarded)
+    list_sessions = providers.Factory(ListSessions, scopes=guarded)
+    load_task_context = providers.Factory(LoadTaskContext, scopes=guarded, memories=session_memories)
+    export_document = providers.Factory(ExportDocument, store=guarded, exporter=adapters.exporter)
+    delete_session_memory = providers.Factory(DeleteSessionMemory, store=guarded, delete=delete_artifact)
     # Spec 002's Zapomni tools: the same artifacts and retrieval; one latency meter per process.
     zapomni_meter = providers.ThreadSafeSingleton(LatencyMeter)
     add_memory = providers.Factory(AddMemory, ingest=ingest_artifact)
     search_memory = providers.Factory(SearchMemory, search=passage_search, meter=zapomni_meter)
-    zapomni_stats = providers.Factory(GetStats, scopes=adapters.store, meter=zapomni_meter)
+    zapomni_stats = providers.Factory(GetStats, scopes=guarded, meter=zapomni_meter)
     # Spec 004's project documents: items and their versions in the store, current versions as artifacts.
     projects = providers.ThreadSafeSingleton(_projects)
     item_writer = providers.Factory(ItemWriter, documents=adapters.store, ingest=ingest_artifact)
@@ -285,7 +289,7 @@ class UseCases(containers.DeclarativeContainer):
                                        boost=settings.provided.memtrove_canonical_boost)
     context_pack = providers.Factory(ContextPack, read=read_canonical, search=passage_search)
     restore = providers.Factory(Restore, documents=adapters.store, search=project_search, tokenizer=adapters.tokenizer)
-    cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=adapters.store, delete=delete_artifact,
+    cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=guarded, delete=delete_artifact,
                                              audit_log=adapters.store, identity=identity)
 
 

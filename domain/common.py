@@ -65,3 +65,12 @@ def apply_policies(policies: Sequence[PrivacyPolicy], hits: list[Hit], context: 
     for policy in policies:
         hits = list(policy.filter_hits(hits, context))
     return hits
+
+
+def denied(audit_log: object, context: RequestContext, action: str, collection: str, item_id: str, reason: str,
+           ts: str) -> None:
+    """Audit a refusal the caller could notice (actor, item, reason; never content), if the store keeps
+    an audit log; the caller is then told "not found", as for an item that does not exist."""
+    append = getattr(audit_log, "append", None)
+    if callable(append):
+        append(audit("denied", collection, [item_id], ts, context, refused=action, reason=reason))

@@ -44,9 +44,13 @@ class Principal:
 
     @property
     def audience(self) -> tuple[str, ...]:
-        """The audience keys this caller answers to: ``u:<user>``, ``t:<team>`` each, ``o:<org>``."""
+        """The audience keys this caller answers to: ``u:<user>``, ``t:<team>`` each, ``o:<org>``, and
+        its projects' (``p:<project>`` each, or ``p:*`` for all)."""
         keys = [f"u:{self.user_id}", *(f"t:{t}" for t in sorted(set(self.teams)))]
-        return (*keys, f"o:{self.org}") if self.org else tuple(keys)
+        keys += [f"o:{self.org}"] if self.org else []
+        # Project items are shared with their project: "p:<project>", and "p:*" for every project.
+        keys += ["p:*"] if self.projects is None else [f"p:{p}" for p in sorted(set(self.projects))]
+        return tuple(keys)
 
     def may_read(self, sensitivity: str) -> bool:
         """Up to its clearance; an unknown sensitivity counts as the highest."""

@@ -103,10 +103,12 @@ MAX_RETENTION_DAYS = 36_500
 
 
 def expiry(retention: str, ts_epoch: float, retention_days: object = None) -> float:
-    """When an item expires: ``1y`` a year after its timestamp, ``custom`` ``retention_days`` after it,
-    ``forever`` and ``until_resolved`` (until resolved) never."""
+    """When an item expires: ``1y`` a year after its timestamp, ``custom`` ``retention_days`` after it
+    (without them: never), ``forever`` and ``until_resolved`` (until resolved) never."""
     if retention == "1y":
         return ts_epoch + YEAR
+    if retention == "custom" and retention_days is None:
+        return NEVER  # a custom policy without a duration: kept until one is given
     if retention == "custom":
         if isinstance(retention_days, bool) or not isinstance(retention_days, int) or not (
                 1 <= retention_days <= MAX_RETENTION_DAYS):

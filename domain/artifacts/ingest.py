@@ -99,6 +99,8 @@ class IngestArtifact:
         fields = validate(request)
         content: str = fields.pop("content")
         fields |= owned(self.identity(), fields["visibility_scope"], request.visible_to)
+        if request.shared_with is not None:
+            fields |= {"owner": LOCAL_USER, "acl": tuple(sorted({f"u:{LOCAL_USER}", *request.shared_with}))}
         expiry(fields["retention_policy"], 0.0, request.retention_days)  # checked now; reckoned from its time
         if request.retention_days is not None:
             fields["retention_days"] = request.retention_days

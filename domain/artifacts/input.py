@@ -34,6 +34,9 @@ class IngestRequest:
     keep_whole: bool = False  # one record however long (its vectors are still cut to the model's reach)
     visible_to: Sequence[str] | None = None  # visibility custom: user ids and team:<name> entries
     retention_days: int | None = None  # retention custom: days after its timestamp
+    # Set by a toolset whose items are shared rather than personal (project items: their project's
+    # access keys): the artifact is then the server's (owner local), whoever writes it.
+    shared_with: Sequence[str] | None = None
 
 
 def validate(request: IngestRequest) -> dict[str, Any]:

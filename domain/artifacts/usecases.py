@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from domain.chunking import content_hash
-from domain.access.principal import Identity
+from domain.access.principal import LOCAL_USER, Identity
+from domain.access.rules import visible
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
-from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, access_metadata, label_fields
+from domain.model import (Artifact, ArtifactChunk, IngestJob, RequestContext, access_fields, access_metadata,
+                          label_fields)
 from domain.ports import ArtifactStore, KeyLocks
-from domain.common import Clock, audit, utc_now
+from domain.common import Clock, audit, denied, utc_now
 from domain.validation import epoch, require_id
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
@@ -47,9 +50,13 @@ class ArtifactView:
 
 @dataclass(frozen=True, slots=True)
 class GetArtifact:
-    """Metadata, and on request the exact original content and the chunk list."""
+    """Metadata, and on request the exact original content and the chunk list; "not found" for an
+    artifact the caller may not see (audited), as for one that does not exist."""
 
     store: ArtifactStore
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
+    clock: Clock = utc_now
 
     def __call__(self, artifact_id: object, include_content: bool = False, include_chunks: bool = False) -> ArtifactView:
         art_id = check_artifact_id(artifact_id)
@@ -60,6 +67,12 @@ class GetArtifact:
         # the other way round, a commit in between would hide both (no artifact yet, no job any more).
         job = self.store.ingest_job(art_id)
         artifact, read = read_whole(self.store, art_id, include_content or include_chunks)
+        context = self.identity()
+        if artifact is not None and not visible(access_fields(artifact), context, self.now()):
+            denied(self.store, context, "get", "artifact", art_id, "not visible to the caller", self.clock())
+            raise NotFoundError(f"Artifact {art_id} not found")
+        if artifact is None and job is not None and not self._may_see_job(art_id, context):
+            raise NotFoundError(f"Artifact {art_id} not found")
         if job is not None and artifact is not None and job.version == artifact.version:
             job = None
         if artifact is None:
@@ -73,6 +86,12 @@ class GetArtifact:
             if content is None or content_hash(content) != artifact.content_hash:
                 raise StorageError(f"Artifact {art_id} could not be reconstructed exactly (content hash differs)")
         return ArtifactView(artifact, content, chunks if include_chunks else None, job)
+
+    def _may_see_job(self, art_id: str, context: RequestContext) -> bool:
+        """An ingest under way is its caller's: the access it will have, from the request it keeps."""
+        request = self.store.job_request(art_id) or {}
+        return visible({"acl": request.get("acl", [f"u:{LOCAL_USER}"]), "sensitivity": request.get("sensitivity")},
+                       context, self.now())
 
 
 def read_whole(store: ArtifactStore, artifact_id: str, with_chunks: bool = True
@@ -118,8 +137,13 @@ class DeleteArtifact:
 
     def __call__(self, artifact_id: object) -> int:
         art_id = check_artifact_id(artifact_id)
+        context = self.identity()
         with self.locks.hold(art_id):
-            entry = audit("delete", "artifact", [art_id], self.clock(), self.identity())
+            found = self.store.get_artifact(art_id)
+            if found is not None and not visible(access_fields(found), context, 0.0):
+                denied(self.store, context, "delete", "artifact", art_id, "not visible to the caller", self.clock())
+                raise NotFoundError(f"Artifact {art_id} not found")
+            entry = audit("delete", "artifact", [art_id], self.clock(), context)
             deleted = self.store.delete_artifact(art_id, entry)
             if deleted is None:
                 raise NotFoundError(f"Artifact {art_id} not found")

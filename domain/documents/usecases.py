@@ -46,7 +46,8 @@ class ItemWriter:
 
     def project(self, version: ItemVersion) -> None:
         self.ingest(IngestRequest("doc", SOURCE, version.content, source_id=f"{version.project}/{version.item_id}",
-                                  title=version.title, labels=artifact_labels(version), chunker="markdown"))
+                                  title=version.title, labels=artifact_labels(version), chunker="markdown",
+                                  shared_with=(f"p:{version.project}", "p:*")))
         self.documents.mark_projected(version.project, version.item_id, version.version_num)
 
     def project_pending(self, before: float, limit: int = 50) -> tuple[int, list[tuple[ItemVersion, Exception]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -123,6 +124,8 @@ class GetHistory:
 
     store: MetadataStore
     policies: Sequence[PrivacyPolicy]
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
 
     def __call__(self, conversation_id: str, limit: int = 16, cursor: object = None,
                  context: RequestContext | None = None) -> Page[Turn]:
@@ -131,11 +134,20 @@ class GetHistory:
         position = decode_cursor(cursor, f"history:{conversation_id}")
         if position is not None and (len(position) != 1 or not isinstance(position[0], int)):
             raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
-        found = self.store.recent_turns(conversation_id, limit + 1, position[0] if position else None)
+        context = context or self.identity()
+        now = self.now()
+        before = position[0] if position else None
+        found: list[Turn] = []
+        while len(found) <= limit:  # what the caller may see of the conversation, however much else it holds
+            batch = self.store.recent_turns(conversation_id, limit + 1, before)
+            found = [t for t in batch if visible(access_fields(t), context, now)] + found
+            if len(batch) <= limit:
+                break
+            before = batch[0].turn_index
         turns = found[-limit:]
         next_cursor = encode_cursor(f"history:{conversation_id}", [turns[0].turn_index]) \
             if len(found) > limit else None
         hits = [Hit(id=t.id, type="history", score=0.0, content=t.content,
                     fields={"conversation_id": t.conversation_id, "role": t.role}) for t in turns]
-        allowed = {h.id for h in apply_policies(self.policies, hits, context or RequestContext())}
+        allowed = {h.id for h in apply_policies(self.policies, hits, context)}
         return Page([t for t in turns if t.id in allowed], next_cursor)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
-from domain.access.rules import owned
+from domain.access.rules import owned, visible
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, access_metadata
+from domain.model import (MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, access_fields,
+                          access_metadata)
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, denied, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"
@@ -69,6 +71,8 @@ class ListMemories:
 
     store: MetadataStore
     policies: Sequence[PrivacyPolicy]
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
 
     def __call__(self, type: str | None = None, limit: int = 20, cursor: object = None,
                  context: RequestContext | None = None) -> Page[Hit]:
@@ -80,11 +84,19 @@ class ListMemories:
             if len(position) != 2 or not all(isinstance(p, str) for p in position):
                 raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
             before = (position[0], position[1])
-        found = self.store.list_memories(kind, limit + 1, before)
+        context = context or self.identity()
+        now = self.now()
+        found: list[Memory] = []
+        while len(found) <= limit:  # pages of what the caller may see, however much else is stored
+            batch = self.store.list_memories(kind, limit + 1, before)
+            found += [m for m in batch if visible(access_fields(m), context, now)]
+            if len(batch) <= limit:
+                break
+            before = (batch[-1].ts, batch[-1].id)
         last = found[limit - 1] if len(found) > limit else None
         hits = [memory_hit(m, None) for m in found[:limit]]
         next_cursor = encode_cursor(f"memories:{kind or ''}", [last.ts, last.id]) if last else None
-        return Page(apply_policies(self.policies, hits, context or RequestContext()), next_cursor)
+        return Page(apply_policies(self.policies, hits, context), next_cursor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +109,12 @@ class DeleteMemory:
 
     def __call__(self, memory_id: str) -> str:
         require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
-        entry = audit("delete", COLLECTION, [memory_id], self.clock(), self.identity())
+        context = self.identity()
+        found = self.store.get_memories([memory_id]).get(memory_id)
+        if found is not None and not visible(access_fields(found), context, 0.0):
+            denied(self.store, context, "delete", COLLECTION, memory_id, "not visible to the caller", self.clock())
+            raise NotFoundError(f"Memory {memory_id} not found")
+        entry = audit("delete", COLLECTION, [memory_id], self.clock(), context)
         if not self.store.delete_memory(memory_id, entry):
             raise NotFoundError(f"Memory {memory_id} not found")
         return memory_id

@@ -126,6 +126,10 @@ UNICODE_DOC = "".join(line.format(n=n) for n in range(1, 5) for line in UNICODE_
 
 
 @dataclass(frozen=True)
+# The scenario stores items up to highly_sensitive: its servers run as an owner cleared for them
+# (MEMTROVE_LOCAL_CLEARANCE); the default clearance, sensitive, is tested with the access rule.
+OWNER_ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive"}
+
 class Member:
     """One small artifact of the filter family: everything about a harbour lighthouse renovation."""
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("e2e-artifacts-http")
-    with http_server(root / "data", stderr_path=root / "stderr.log") as running:
+    with http_server(root / "data", scenario.OWNER_ENV, stderr_path=root / "stderr.log") as running:
         yield running
 
 

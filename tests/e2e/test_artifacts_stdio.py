@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]:
     root = tmp_path_factory.mktemp("e2e-artifacts-stdio")
-    with blocking(stdio_session(root / "data", stderr_path=root / "stderr.log")) as connected:
+    with blocking(stdio_session(root / "data", scenario.OWNER_ENV, stderr_path=root / "stderr.log")) as connected:
         yield connected
 
 

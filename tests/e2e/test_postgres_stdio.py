@@ -22,7 +22,7 @@ def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     database = fresh_database(postgres_url)
     if request.param == "pgvector" and not pgvector_available(database):
         pytest.skip("the pgvector extension is not installed (apt-get install postgresql-<major>-pgvector)")
-    env = {"MEMTROVE_DATABASE_URL": database, "MEMTROVE_VECTOR_STORE": request.param}
+    env = {"MEMTROVE_DATABASE_URL": database, "MEMTROVE_VECTOR_STORE": request.param, **scenario.OWNER_ENV}
     with blocking(stdio_session(root / "data", env=env, stderr_path=root / "stderr.log")) as connected:
         yield connected
 

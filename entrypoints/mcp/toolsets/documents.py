@@ -19,11 +19,12 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult
 from pydantic import Field
 
+from domain.errors import ValidationError
 from domain.documents.bundles import ContextPack, ProjectSearch, Restore, item_of
 from domain.documents.model import DOC_CLASSES, KINDS
 from domain.documents.usecases import CommitEntries, ReadCanonical, UpsertCanonical, shown
 from domain.ports.documents import ProjectResolver
-from entrypoints.mcp import render
+from entrypoints.mcp import identity, render
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
 
 Key = Annotated[str, Field(description='Canonical key, e.g. "app" or "feature/auth"')]
@@ -37,7 +38,16 @@ class DocumentTools(Toolbox):
     toolset = "documents"
 
     def project(self, ctx: Context | None) -> str:
-        """The client's project: from its roots (asked once per session), else the configured default."""
+        """The client's project, if its caller may work in it (a token may name the projects it allows)."""
+        project = self._project(ctx)
+        principal = identity.transport_principal(ctx, self.local)
+        if not principal.in_project(project):
+            raise ValidationError("project", f"This caller may not work in project {project!r} (allowed: "
+                                             f"{', '.join(principal.projects or ())})")
+        return project
+
+    def _project(self, ctx: Context | None) -> str:
+        """From the client's roots (asked once per session), else the configured default."""
         default = self.runtime.settings.memtrove_project
         if ctx is None:
             return default
