@@ -190,7 +190,7 @@ class Plugins(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
     manager = providers.ThreadSafeSingleton(plugin_manager, allowed=settings.provided.allowed_plugins)
-    registry = providers.ThreadSafeSingleton(collect, manager)
+    registry = providers.ThreadSafeSingleton(collect, manager, required_policies=settings.provided.required_policies)
     chunker = providers.Callable(lambda registry: registry.chunker("token-window"), registry)
     privacy_policies = registry.provided.privacy_policies
 

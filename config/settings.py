@@ -86,6 +86,8 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int | None = Field(None, ge=0)
 
     memtrove_plugins: str = ""
+    # Privacy policies (by name) that must be in force: the server does not start without them.
+    memtrove_privacy_policies: str = ""
     memtrove_chunker: str = "auto"
     memtrove_search_profile: str = DEFAULT_PROFILE
     memtrove_search_weights: dict[str, dict[str, float]] = Field(default_factory=dict)
@@ -137,6 +139,10 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def required_policies(self) -> tuple[str, ...]:
+        return tuple(name.strip() for name in self.memtrove_privacy_policies.split(",") if name.strip())
 
     @property
     def allowed_plugins(self) -> tuple[str, ...]:

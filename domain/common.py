@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
-from domain.errors import EmbeddingError, MemtroveError
+from domain.errors import EmbeddingError, MemtroveError, StorageError
 from domain.ids import piece_id
 from domain.model import AuditEntry, Chunk, Hit, RequestContext, Vector, VectorRecord
 from domain.ports import Embedder, PrivacyPolicy
@@ -62,8 +62,13 @@ def piece_records(planned: Planned, vectors: Sequence[Vector], version_hash: str
 
 
 def apply_policies(policies: Sequence[PrivacyPolicy], hits: list[Hit], context: RequestContext) -> list[Hit]:
+    """Every policy in turn; one that fails fails the read (closed: nothing unfiltered is returned)."""
     for policy in policies:
-        hits = list(policy.filter_hits(hits, context))
+        try:
+            hits = list(policy.filter_hits(hits, context))
+        except Exception as exc:
+            raise StorageError(f"Privacy policy {getattr(policy, 'name', '?')!r} failed ({type(exc).__name__}); "
+                               "nothing is returned without it") from exc
     return hits
 
 

@@ -64,6 +64,8 @@ class Runtime:
         """Checks that need no store: the data dir exists, the chunk sizes suit the model."""
         self.settings.memtrove_data_dir.mkdir(parents=True, exist_ok=True)
         self.app.use_cases.chunk_spec()
+        if self.settings.memtrove_privacy_policies or self.settings.memtrove_plugins:
+            self.app.plugins.registry()  # privacy policies fail closed: a broken one stops the start here
         chosen = self.settings.memtrove_chunker
         if chosen != "auto":  # plugins load on first use otherwise: a fast start
             available = self.app.plugins.registry().names()

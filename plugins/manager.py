@@ -28,7 +28,7 @@ DEFAULT_PLUGINS = (
     "plugins.chunkers.email",
     "plugins.chunkers.chat",
     "plugins.chunkers.code",
-    "plugins.privacy.allow_all",
+    "plugins.privacy.clearance",
 )
 
 
@@ -90,11 +90,12 @@ def _register(pm: pluggy.PluginManager, name: str, load: Callable[[], Any]) -> N
         if plugin is not None:
             pm.unregister(plugin)
         logger.error("plugin_broken name={} error={}: {} (skipped)", name, type(exc).__name__, exc)
+        pm.broken = {**getattr(pm, "broken", {}), name: f"{type(exc).__name__}: {exc}"}  # type: ignore[attr-defined]
         return
     logger.info("plugin_loaded name={}", name)
 
 
-def collect(pm: pluggy.PluginManager) -> Registry:
+def collect(pm: pluggy.PluginManager, required_policies: Collection[str] = ()) -> Registry:
     """Call each plugin's hooks on its own: one that raises, or registers a non-chunker, loses only
     its own registrations."""
     chunkers: dict[str, Chunker] = {}
@@ -113,8 +114,33 @@ def collect(pm: pluggy.PluginManager) -> Registry:
                 continue
             chunkers[chunker.name] = chunker
             owners[chunker.name] = impl.plugin_name
-    policies = [p for impl in pm.hook.memtrove_register_privacy_policies.get_hookimpls() for p in _call(impl)]
-    return Registry(chunkers, tuple(policies), owners)
+    return Registry(chunkers, privacy_policies(pm, required_policies), owners)
+
+
+def privacy_policies(pm: pluggy.PluginManager, required: Collection[str] = ()) -> tuple[PrivacyPolicy, ...]:
+    """Every registered privacy policy; fails closed: a policy plugin whose hook raises or registers
+    something that is not a policy, or a ``required`` policy (MEMTROVE_PRIVACY_POLICIES) that did not
+    load, stops the server with a message naming it (never allow-all by accident)."""
+    policies: list[PrivacyPolicy] = []
+    for impl in pm.hook.memtrove_register_privacy_policies.get_hookimpls():
+        offered: list[Any] = []
+        try:
+            impl.function(register=offered.append)
+        except Exception as exc:
+            raise ConfigurationError(f"Privacy policy plugin {impl.plugin_name!r} failed to register its policies "
+                                     f"({type(exc).__name__}: {exc}); refusing to serve without them") from exc
+        wrong = [p for p in offered if not isinstance(p, PrivacyPolicy) or not isinstance(getattr(p, "name", None), str)]
+        if wrong:
+            raise ConfigurationError(f"Privacy policy plugin {impl.plugin_name!r} registered something that is not a "
+                                     f"privacy policy (needs name and filter_hits): {wrong[0]!r}")
+        policies += offered
+    missing = sorted(set(required) - {p.name for p in policies})
+    if missing:
+        broken = ", ".join(sorted(pm.broken)) if getattr(pm, "broken", None) else "none"
+        raise ConfigurationError(f"Invalid setting MEMTROVE_PRIVACY_POLICIES: {', '.join(missing)} not loaded "
+                                 f"(loaded: {', '.join(p.name for p in policies) or 'none'}; plugins that failed to "
+                                 f"load: {broken}); refusing to serve without them")
+    return tuple(policies)
 
 
 def _is_chunker(candidate: Any) -> bool:

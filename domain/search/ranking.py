@@ -134,10 +134,10 @@ def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
 def memory_hit(memory: Memory, score: float) -> Hit:
     return Hit(memory.id, "memory", round(score, 6), memory.content, {
         "memory_type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id,
-        "provenance": {"ts": memory.ts, "owner": memory.owner, **memory.profile.as_metadata()}})
+        "sensitivity": memory.sensitivity, "provenance": {"ts": memory.ts, "owner": memory.owner, **memory.profile.as_metadata()}})
 
 
 def turn_hit(turn: Turn, score: float) -> Hit:
     return Hit(turn.id, "history", score, turn.content, {
         "conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
-        "provenance": {"ts": turn.ts, "owner": turn.owner, **turn.profile.as_metadata()}})
+        "sensitivity": turn.sensitivity, "provenance": {"ts": turn.ts, "owner": turn.owner, **turn.profile.as_metadata()}})

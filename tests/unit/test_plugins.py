@@ -12,7 +12,7 @@ from plugins.manager import DEFAULT_PLUGINS, collect, plugin_manager
 def test_built_ins_are_registered() -> None:
     registry = collect(plugin_manager(load_entry_points=False))
     assert registry.names() == ["chat", "code", "email", "markdown", "rst", "token-window"]
-    assert [p.name for p in registry.privacy_policies] == ["allow-all"]
+    assert [p.name for p in registry.privacy_policies] == ["clearance"]
     assert len(DEFAULT_PLUGINS) == 7
 
 
