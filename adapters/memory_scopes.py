@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from adapters.memory_artifacts import InMemoryLexicalStore
+from adapters.memory_tokens import InMemoryTokens
 from adapters.memory_documents import InMemoryDocuments
 from domain.model import TAG_PREFIX, TAGS, Artifact, AuditEntry, EmbeddingProfile
 from domain.ports import ArtifactScopes, ReembedLedger
@@ -55,7 +56,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
         return super().delete_artifact(artifact_id, entry)
 
 
-class InMemoryStore(InMemoryDocuments, InMemoryScopedArtifacts, ReembedLedger):
+class InMemoryStore(InMemoryTokens, InMemoryDocuments, InMemoryScopedArtifacts, ReembedLedger):
     """Every store port as dicts, including the re-embedding ledger."""
 
     def __init__(self) -> None:

@@ -31,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check that the vector index holds what the store holds")
     doctor.add_argument("--rebuild-vectors", action="store_true",
                         help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
+    from entrypoints.tokens import add_parser
+
+    add_parser(commands)
     return root
 
 
@@ -43,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
             from entrypoints.doctor import run_doctor
 
             return run_doctor(settings, args.rebuild_vectors)
+        if args.command == "token":
+            from entrypoints.tokens import run_token
+
+            return run_token(settings, args)
         if args.command == "serve":
             transport = args.transport or settings.memtrove_transport
             if args.owner:

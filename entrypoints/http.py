@@ -16,8 +16,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config.settings import Settings, is_loopback
+from domain.access.principal import Principal, local_principal
+from domain.access.tokens import Authenticate
 from domain.errors import MemtroveError
 from domain.artifacts.input import MAX_CONTENT
+from entrypoints.mcp.identity import STATE_KEY
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
 
@@ -47,21 +50,43 @@ def transport_security(settings: Settings, host: str) -> TransportSecuritySettin
                                      allowed_origins=[*LOOPBACK_ORIGINS, *extra_origins])
 
 
-class BearerTokenMiddleware:
-    """Every HTTP request must carry ``Authorization: Bearer <token>`` (401 otherwise)."""
+class AuthMiddleware:
+    """Who is calling over HTTP: ``Authorization: Bearer <secret>`` names a principal (the shared
+    MEMTROVE_HTTP_TOKEN: the local owner; a token of ``memtrove token create``: its principal), which
+    the tool calls of the request run as (ASGI state). Without a valid token: 401, once any token is
+    configured; with none at all (a loopback-only server), the local owner."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
         self.app = app
-        self.expected = token.encode()
+        self.runtime = runtime
+        token = runtime.settings.http_token
+        self.shared = token.encode() if token else None
+        self.local = local_principal(runtime.settings.memtrove_local_clearance)
+
+    def who(self, given: bytes | None) -> Principal | None:
+        """The caller's principal; None: refused. (A store lookup: run off the event loop.)"""
+        if given is not None and self.shared is not None and hmac.compare_digest(given, self.shared):
+            return self.local
+        store = self.runtime.app.adapters.store()
+        if given is not None:
+            found = Authenticate(store)(given.decode("utf-8", "replace"))
+            if found is not None:
+                return found
+        if self.shared is None and not any(t.revoked_at is None for t in store.list_tokens()):
+            return self.local  # no token configured: a loopback server's one user (check_serving)
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             scheme, _, given = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
-                response = JSONResponse({"error": "unauthorized", "message": "missing or wrong bearer token"},
+            secret = given.strip() if scheme.lower() == b"bearer" and given.strip() else None
+            principal = await anyio.to_thread.run_sync(self.who, secret)
+            if principal is None:
+                response = JSONResponse({"error": "unauthorized", "message": "missing, wrong or revoked bearer token"},
                                         status_code=401, headers={"WWW-Authenticate": 'Bearer realm="memtrove"'})
                 await response(scope, receive, send)
                 return
+            scope = {**scope, "state": {**scope.get("state", {}), STATE_KEY: principal}}
         await self.app(scope, receive, send)
 
 
@@ -174,9 +199,8 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
         streamable_http_path=MCP_PATH, host=host, transport_security=transport_security(runtime.settings, host),
         max_request_body_size=MAX_BODY_BYTES)
     app = McpPathAlias(BodyLimitMiddleware(app))
-    token = runtime.settings.http_token
-    # The token is checked first: nobody unauthenticated gets a body buffered.
-    return BearerTokenMiddleware(app, token) if token else app
+    # The caller is known first: nobody unauthenticated gets a body buffered.
+    return AuthMiddleware(app, runtime)
 
 
 def _split(value: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -122,7 +123,9 @@ class Runtime:
             finally:
                 self.kick()
 
-        threading.Thread(target=run, name="memtrove-call", daemon=True).start()
+        # In the call's context: the work runs as the caller (its request scope), not as nobody.
+        called = contextvars.copy_context()
+        threading.Thread(target=lambda: called.run(run), name="memtrove-call", daemon=True).start()
         return future
 
     def _spawn(self, name: str, loop: Callable[[], None]) -> None:

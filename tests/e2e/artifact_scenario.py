@@ -125,11 +125,12 @@ UNICODE_LINES = [
 UNICODE_DOC = "".join(line.format(n=n) for n in range(1, 5) for line in UNICODE_LINES) + "Ende.   \r\n\r\n"
 
 
-@dataclass(frozen=True)
 # The scenario stores items up to highly_sensitive: its servers run as an owner cleared for them
 # (MEMTROVE_LOCAL_CLEARANCE); the default clearance, sensitive, is tested with the access rule.
 OWNER_ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive"}
 
+
+@dataclass(frozen=True)
 class Member:
     """One small artifact of the filter family: everything about a harbour lighthouse renovation."""
 

@@ -52,10 +52,14 @@ class ArtifactTools(Toolbox):
         chunker: Annotated[str | None, Field(
             description="auto (by type and content), token-window, markdown, rst, email, chat, code or a plugin's "
                         "chunker (default: the server's, normally auto)")] = None,
+        visible_to: Annotated[list[str] | None, Field(
+            description="custom visibility: user ids and team:<name> entries, at most 50")] = None,
+        retention_days: Annotated[int | None, Field(description="custom retention: days from ts, 1-36500")] = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         request = IngestRequest(artifact_type, source_system, content, source_id, source_url, title, author,
-                                participants, ts, sensitivity, visibility_scope, retention_policy, chunker)
+                                participants, ts, sensitivity, visibility_scope, retention_policy, chunker,
+                                visible_to=visible_to, retention_days=retention_days)
         ingest = self.use(IngestArtifact)()
         result = run_long(self.runtime, ctx, lambda progress: ingest(request, progress),
                           self.runtime.settings.memtrove_call_budget)

@@ -1,0 +1,124 @@
+"""Callers over HTTP, each with its own token (made by the real CLI), see only what they may: their own
+items, their team's, their org's, what was opened to them, up to their clearance; a revoked token is
+refused at once; denials are audited with the real actor. Then a randomized leak check over every
+read tool: no caller ever gets an item it may not see, and every item it may see is reachable."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
+
+pytestmark = pytest.mark.slow
+ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive"}
+# who: (teams, org, clearance)
+PEOPLE = {"alice": (["eng"], "acme", "sensitive"), "bob": (["eng"], "acme", "normal"),
+          "carol": (["ops"], "acme", "highly_sensitive")}
+
+
+def create_token(data: Path, user: str) -> tuple[str, str]:
+    teams, org, clearance = PEOPLE[user]
+    args = ["token", "create", "--user", user, "--org", org, "--clearance", clearance]
+    for team in teams:
+        args += ["--team", team]
+    done = run_cli(args, data, ENV)
+    assert done.returncode == 0, done.stderr
+    token_id = re.search(r"token_id: (\S+)", done.stdout).group(1)  # type: ignore[union-attr]
+    return token_id, re.search(r"secret:\s+(\S+)", done.stdout).group(1)  # type: ignore[union-attr]
+
+
+def may_see(reader: str, writer: str, visibility: str, sensitivity: str, visible_to: list[str]) -> bool:
+    teams, org, clearance = PEOPLE[reader]
+    order = ["normal", "sensitive", "highly_sensitive"]
+    if order.index(sensitivity) > order.index(clearance):
+        return False
+    return (reader == writer or (visibility == "team" and set(teams) & set(PEOPLE[writer][0]))
+            or (visibility == "org" and org == PEOPLE[writer][1])
+            or (visibility == "custom" and (reader in visible_to or any(f"team:{t}" in visible_to for t in teams))))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    data = tmp_path_factory.mktemp("principals") / "data"
+    tokens = {user: create_token(data, user) for user in PEOPLE}
+    with http_server(data, ENV, token="the-owners-shared-token") as server:
+        items: list[dict[str, Any]] = []
+        for writer in PEOPLE:
+            with blocking(http_session(server.mcp_url, tokens[writer][1])) as client:
+                n = 0
+                for visibility in ("me", "team", "org", "custom"):
+                    for sensitivity in ("normal", "sensitive", "highly_sensitive"):
+                        n += 1
+                        visible_to = ["carol"] if visibility == "custom" else []
+                        word = f"zq{writer}{visibility}{sensitivity.replace('_', '')}"
+                        got = client.call("artifact_ingest", {
+                            "artifact_type": "note", "source_system": "wiki", "source_id": f"{writer}-{n}",
+                            "content": f"Lighthouse keeper notes {word}: the lamp was serviced.",
+                            "sensitivity": sensitivity, "visibility_scope": visibility, "visible_to": visible_to})
+                        assert not got.is_error, got
+                        items.append({"id": got.structured_content["artifact_id"], "writer": writer, "word": word,
+                                      "visibility": visibility, "sensitivity": sensitivity, "visible_to": visible_to})
+        yield {"server": server, "tokens": tokens, "items": items, "data": data}
+
+
+def allowed(reader: str, item: dict[str, Any]) -> bool:
+    return may_see(reader, item["writer"], item["visibility"], item["sensitivity"], item["visible_to"])
+
+
+def test_each_caller_finds_exactly_what_it_may_see(world: dict[str, Any]) -> None:
+    for reader in PEOPLE:
+        with blocking(http_session(world["server"].mcp_url, world["tokens"][reader][1])) as client:
+            got = client.call("hybrid_search", {"query": "lighthouse keeper lamp serviced", "limit": 50,
+                                                "mode": "lexical"})
+            found = {h["artifact_id"] for h in got.structured_content["results"]}
+            expected = {i["id"] for i in world["items"] if allowed(reader, i)}
+            assert found == expected, (reader, sorted(found ^ expected))
+            for item in world["items"]:
+                one = client.call("artifact_get", {"artifact_id": item["id"]})
+                assert one.is_error != allowed(reader, item), (reader, item)
+                if one.is_error:
+                    assert "not found" in one.content[0].text  # the same answer as for nothing at all
+
+
+def test_a_revoked_token_is_refused_at_once(world: dict[str, Any], tmp_path: Path) -> None:
+    token_id, secret = create_token(world["data"], "bob")
+    url = world["server"].mcp_url
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"}
+    assert httpx.post(url, json=body, headers=headers, timeout=30).status_code != 401
+    assert run_cli(["token", "revoke", token_id], world["data"], ENV).returncode == 0
+    assert httpx.post(url, json=body, headers=headers, timeout=30).status_code == 401
+    assert httpx.post(url, json=body, headers={"Accept": headers["Accept"]}, timeout=30).status_code == 401
+    listed = run_cli(["token", "list", "--json"], world["data"], ENV).stdout
+    assert secret not in listed and f'"token_id": "{token_id}"' in listed
+
+
+def test_randomized_reads_never_leak(world: dict[str, Any]) -> None:
+    """Many calls of the read tools by every caller, with random queries and filters."""
+    rng = random.Random(13)
+    items = world["items"]
+    for reader in PEOPLE:
+        with blocking(http_session(world["server"].mcp_url, world["tokens"][reader][1])) as client:
+            for _ in range(40):
+                target = rng.choice(items)
+                tool = rng.choice(["hybrid_search", "artifact_search", "artifact_get"])
+                if tool == "artifact_get":
+                    got = client.call(tool, {"artifact_id": target["id"], "include_content": True})
+                    assert got.is_error != allowed(reader, target)
+                    continue
+                query = rng.choice([target["word"], "lighthouse lamp", f"{target['word']} keeper"])
+                arguments: dict[str, Any] = {"query": query, "limit": rng.choice([1, 5, 20])}
+                if tool == "hybrid_search" and rng.random() < 0.5:
+                    arguments["filters"] = {"sensitivity": rng.choice(["normal", "sensitive", "highly_sensitive"])}
+                got = client.call(tool, arguments)
+                assert not got.is_error, got
+                for hit in got.structured_content["results"]:
+                    owner = next(i for i in items if i["id"] == hit["artifact_id"])
+                    assert allowed(reader, owner), (reader, tool, arguments, owner)
