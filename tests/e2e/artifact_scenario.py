@@ -172,7 +172,8 @@ FAMILY = [
     Member("budget", "doc", "drive", "sensitive", "team", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z",
            "Lighthouse renovation budget: scaffolding 48,000 euros, lantern glass 22,000 euros, paint and "
            "corrosion treatment 15,500 euros, contingency ten percent.",
-           retention_policy="1y", title="Renovation budget v3", author="Marta Kowalska",
+           # (1y from 2024 has run out: retention is enforced, test_principals_http checks an expired item)
+           retention_policy="custom", title="Renovation budget v3", author="Marta Kowalska",
            source_url="https://drive.example.com/d/lighthouse-budget"),
     Member("standup", "chat", "slack", "highly_sensitive", "org", "2024-06-15T12:00:00+02:00",
            "2024-06-15T10:00:00Z",

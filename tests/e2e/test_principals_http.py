@@ -122,3 +122,18 @@ def test_randomized_reads_never_leak(world: dict[str, Any]) -> None:
                 for hit in got.structured_content["results"]:
                     owner = next(i for i in items if i["id"] == hit["artifact_id"])
                     assert allowed(reader, owner), (reader, tool, arguments, owner)
+
+
+def test_an_expired_item_is_never_returned(world: dict[str, Any]) -> None:
+    with blocking(http_session(world["server"].mcp_url, world["tokens"]["alice"][1])) as client:
+        old = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki", "source_id": "old",
+                                              "content": "Zqexpired ferry timetable of 2020.", "ts": "2020-01-01T00:00:00Z",
+                                              "retention_policy": "1y"})
+        fresh = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki", "source_id": "new",
+                                                "content": "Zqexpired ferry timetable of next year.",
+                                                "retention_policy": "1y"})
+        assert not old.is_error and not fresh.is_error
+        assert client.call("artifact_get", {"artifact_id": old.structured_content["artifact_id"]}).is_error
+        hits = client.call("hybrid_search", {"query": "zqexpired ferry timetable", "limit": 10,
+                                             "mode": "lexical"}).structured_content
+        assert [h["artifact_id"] for h in hits["results"]] == [fresh.structured_content["artifact_id"]]
