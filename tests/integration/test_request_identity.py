@@ -58,3 +58,24 @@ def test_the_callers_principal_is_the_audits_actor_and_each_call_has_a_request_i
     assert len(calls) == 2 and calls[0]["request_id"] != calls[1]["request_id"]
     assert [c["actor"] for c in calls] == ["local", "alice"]
     assert all(len(c["request_id"]) == 16 for c in calls)
+
+
+def test_a_calls_log_lines_end_with_its_request_id_in_text_and_carry_it_in_json(capsys: Any) -> None:
+    import json
+
+    from config.logging import configure_logging
+
+    try:
+        configure_logging("INFO", "text")
+        logger.info("outside any call")
+        with logger.contextualize(request_id="0123456789abcdef", actor="alice"):
+            logger.info("tool_call tool=x status=ok")
+        configure_logging("INFO", "json")
+        with logger.contextualize(request_id="fedcba9876543210", actor="bob"):
+            logger.info("tool_call tool=y status=ok")
+    finally:
+        configure_logging("INFO", "text")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].endswith("outside any call")
+    assert lines[1].endswith("tool_call tool=x status=ok request_id=0123456789abcdef actor=alice")
+    assert json.loads(lines[2])["record"]["extra"] == {"request_id": "fedcba9876543210", "actor": "bob"}
