@@ -134,6 +134,10 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
             return []
         return [c for c in self.versions[(artifact_id, version)][2] if first <= c.index <= last]
 
+    def expired_artifacts(self, now: float, limit: int) -> list[str]:
+        found = [a for a in self.get_artifacts(sorted(self.committed_versions())).values() if a.expires_epoch <= now]
+        return [a.id for a in sorted(found, key=lambda a: (a.expires_epoch, a.id))][:limit]
+
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
         version = self.committed_versions().get(artifact_id)
         job = self.jobs.pop(artifact_id, None)

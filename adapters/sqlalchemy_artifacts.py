@@ -196,6 +196,13 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
         with self._read() as conn:
             return [_chunk(row) for row in conn.execute(query).mappings()]
 
+    def expired_artifacts(self, now: float, limit: int) -> list[str]:
+        query = (select(artifacts.c.artifact_id).where(artifacts.c.status == COMMITTED,
+                                                       artifacts.c.expires_epoch <= now)
+                 .order_by(artifacts.c.expires_epoch, artifacts.c.artifact_id).limit(limit))
+        with self._read() as conn:
+            return list(conn.execute(query).scalars())
+
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
         """Every version, committed or pending, and any ingest job: an ingest under way stops."""
         with self._write() as conn:

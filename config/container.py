@@ -35,6 +35,7 @@ from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionSt
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
 from adapters import request_scope
 from domain.access.guard import GuardedStore
+from domain.upkeep.retention import ExpireArtifacts, ResolveArtifact
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -243,6 +244,8 @@ class UseCases(containers.DeclarativeContainer):
         exclusive=providers.Callable(lambda url: url.startswith("sqlite"), settings.provided.database_url))
     get_artifact = providers.Factory(GetArtifact, store=adapters.store, identity=identity)
     delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store, identity=identity)
+    resolve_artifact = providers.Factory(ResolveArtifact, store=adapters.store, locks=adapters.store, identity=identity)
+    expire_artifacts = providers.Factory(ExpireArtifacts, store=adapters.store, locks=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)

@@ -19,10 +19,12 @@ from domain.errors import ConfigurationError, MemtroveError
 from domain.model import IngestJob
 from domain.artifacts.resume import ResumeIngests
 from domain.documents.usecases import ItemWriter
+from domain.upkeep.retention import ExpireArtifacts
 from domain.upkeep.vector_sync import SyncVectors
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
+RETENTION_SWEEP = 300.0  # seconds between sweeps for expired items
 DOCUMENTS_SWEEP = 60.0  # seconds between looks for item versions whose artifact a stopped write never wrote
 DOCUMENTS_GRACE = 30.0  # a version this recent may still be written by its own call: left to it
 T = TypeVar("T")
@@ -102,9 +104,11 @@ class Runtime:
             # Jobs open before any call of this process ran: orphans of a crash (on SQLite, taken at once).
             orphans = self.app.adapters.store().open_jobs()
             writer = self.app.use_cases.item_writer()
+            expire = self.app.use_cases.expire_artifacts()
             self._spawn("memtrove-vectors", lambda: self._sync_loop(sync))
             self._spawn("memtrove-resume", lambda: self._resume_loop(resume, orphans))
             self._spawn("memtrove-documents", lambda: self._documents_loop(writer))
+            self._spawn("memtrove-retention", lambda: self._retention_loop(expire))
             self._ready = True
 
     def kick(self) -> None:
@@ -178,6 +182,18 @@ class Runtime:
                 if not orphans:
                     return
             self._stop.wait(every)
+
+    def _retention_loop(self, expire: ExpireArtifacts) -> None:
+        """Remove expired items everywhere (reads already hide them), once per round across replicas."""
+        while not self._stop.is_set():
+            try:
+                removed = expire()
+                if removed:
+                    logger.info("items_expired count={}", removed)
+                    self.kick()
+            except Exception as exc:  # noqa: BLE001 - try again at the next round
+                logger.warning("retention_sweep_failed error={}", exc)
+            self._stop.wait(RETENTION_SWEEP)
 
     def _documents_loop(self, writer: ItemWriter) -> None:
         """Project items' versions left without their artifact (searchable again without another write)."""

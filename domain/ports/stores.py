@@ -146,6 +146,10 @@ class ArtifactStore(Protocol):
         """Committed chunks with ``first <= index <= last``, in order."""
         ...
 
+    def expired_artifacts(self, now: float, limit: int) -> list[str]:
+        """Ids of committed artifacts whose expiry (``expires_epoch``) is at or before ``now``, oldest first."""
+        ...
+
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
         """Delete every version; the number of chunks deleted, or None if there was no artifact."""
         ...

@@ -12,6 +12,7 @@ from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISI
 from domain.artifacts.input import IngestRequest
 from domain.artifacts.ingest import IngestResult
 from domain.artifacts.ingest import IngestArtifact
+from domain.upkeep.retention import ResolveArtifact
 from domain.artifacts.usecases import DeleteArtifact, GetArtifact
 from domain.search.usecases import ArtifactSearch
 from entrypoints.mcp import render
@@ -140,6 +141,15 @@ class ArtifactTools(Toolbox):
         count = self.use(DeleteArtifact)()(artifact_id)
         return render.ok({"artifact_id": artifact_id, "deleted": True, "chunks_deleted": count},
                          f"Deleted artifact {artifact_id} and {count} chunks")
+
+    @tool("Resolve an artifact kept until_resolved: it expires now (removed everywhere, audited).",
+          annotations=DESTRUCTIVE, writes=True)
+    def artifact_resolve(
+        self,
+        artifact_id: Annotated[str, Field(description="Artifact ID, starts with 'art_'")],
+    ) -> CallToolResult:
+        self.use(ResolveArtifact)()(artifact_id)
+        return render.ok({"artifact_id": artifact_id, "resolved": True}, f"Resolved and removed artifact {artifact_id}")
 
 
 def render_ingest(result: IngestResult) -> CallToolResult:

@@ -1,0 +1,72 @@
+"""Retention (spec 000 §3.2.2): expired artifacts are removed everywhere, once, audited; an item whose
+policy is ``until_resolved`` expires when it is resolved. (Reads never return an expired item even
+before the sweep: the access rule holds them to their expiry.)"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+
+from domain.access.principal import Identity
+from domain.access.rules import visible
+from domain.artifacts.usecases import check_artifact_id
+from domain.common import Clock, audit, denied, utc_now
+from domain.errors import NotFoundError, ValidationError
+from domain.model import RequestContext, access_fields
+from domain.ports import ArtifactStore, KeyLocks
+
+SWEEP_LOCK = "retention-sweep"
+
+
+@dataclass(frozen=True, slots=True)
+class ExpireArtifacts:
+    """One sweep: every expired artifact deleted (vectors, lexical entries, chunks), each audited as
+    "expired" by the server; serialised across processes and replicas by the store's lock."""
+
+    store: ArtifactStore
+    locks: KeyLocks
+    clock: Clock = utc_now
+    now: Callable[[], float] = time.time
+    batch: int = 200
+
+    def __call__(self) -> int:
+        removed = 0
+        with self.locks.hold(SWEEP_LOCK):
+            while ids := self.store.expired_artifacts(self.now(), self.batch):
+                for art_id in ids:
+                    with self.locks.hold(art_id):
+                        entry = audit("expired", "artifact", [art_id], self.clock(), "retention")
+                        if self.store.delete_artifact(art_id, entry) is not None:
+                            removed += 1
+                if len(ids) < self.batch:
+                    break
+        return removed
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveArtifact:
+    """An ``until_resolved`` artifact is resolved: it expires now (removed everywhere, audited)."""
+
+    store: ArtifactStore
+    locks: KeyLocks
+    identity: Identity = RequestContext
+    clock: Clock = utc_now
+
+    def __call__(self, artifact_id: object) -> str:
+        art_id = check_artifact_id(artifact_id)
+        context = self.identity()
+        with self.locks.hold(art_id):
+            found = self.store.get_artifact(art_id)
+            if found is not None and not visible(access_fields(found), context, time.time()):
+                denied(self.store, context, "resolve", "artifact", art_id, "not visible to the caller", self.clock())
+                found = None
+            if found is None:
+                raise NotFoundError(f"Artifact {art_id} not found")
+            if found.retention_policy != "until_resolved":
+                raise ValidationError("artifact_id", f"Artifact {art_id} has retention_policy "
+                                                     f"{found.retention_policy!r}; only until_resolved items are resolved")
+            with suppress(NotFoundError):
+                self.store.delete_artifact(art_id, audit("resolved", "artifact", [art_id], self.clock(), context))
+        return art_id
