@@ -24,6 +24,8 @@ class ChromaVectorIndex(VectorIndex):
     compared. Every add and query passes embeddings: Chroma's own embedder is never invoked.
     """
 
+    filters_cheaply = False  # its metadata filter scans: see VectorIndex.filters_cheaply
+
     def __init__(self, profile: EmbeddingProfile, path: str | None = None,
                  host: str | None = None, port: int = 8000) -> None:
         self.profile = profile

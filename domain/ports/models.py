@@ -48,6 +48,10 @@ class VectorIndex(Protocol):
     """Nearest-neighbour search over the vectors of one embedding profile."""
 
     profile: EmbeddingProfile
+    # Whether a metadata filter costs about what an unfiltered query does. When it does not (Chroma
+    # pre-filters through its SQLite segment: 10-20x an unfiltered query), searches pass it only the
+    # caller's own filters and hold the hits to the access rule on the rows, fetching deeper as needed.
+    filters_cheaply: bool = True
 
     def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None: ...
 

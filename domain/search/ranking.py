@@ -37,12 +37,13 @@ class Ranker:
     now: Callable[[], float] = time.time
 
     def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
-             index: str | None = None) -> tuple[list[Hit], bool]:
-        """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records)."""
+             index: str | None = None, index_where: Filter | None = None) -> tuple[list[Hit], bool]:
+        """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records);
+        ``index_where``: what the vector index itself is asked to filter (default ``where``)."""
         name = index or collection
         # The queue first, then the index: an item synced in between is then in one or the other.
         owners, queued = self.outbox.nearest_queued(name, vector, fetch, where or None) if self.outbox else (set(), [])
-        raw = self.vectors.query(name, vector, fetch, where or None)
+        raw = self.vectors.query(name, vector, fetch, (where if index_where is None else index_where) or None)
         if owners:
             field = owner_field(collection)
             fresh = [m for m in raw if (artifact_of(m.record_id) if field == "artifact_id" else m.record_id) not in owners]

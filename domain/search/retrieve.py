@@ -57,9 +57,12 @@ class Retriever:
         context = context or self.identity()
         # What the caller may see, inside every index query (a search fills its limit with it).
         now = self.now()
+        own = dict(wheres)
         wheres = {c: w for c, where in wheres.items() if (w := restrict(where, context, now)) is not None}
         if not wheres:
             return []
+        cheap = getattr(self.ranker.vectors, "filters_cheaply", True)
+        index_wheres = {c: w if cheap else vector_where(own[c], w) for c, w in wheres.items()}
         weights, chosen = self.config.signal_weights(mode, profile)
         terms = analyse(query)
         if not terms.exact:
@@ -86,7 +89,8 @@ class Retriever:
                 depth = max(fetch, self.config.top_k(signal))
                 found: list[Hit] = []
                 for collection, where in wheres.items():
-                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen)
+                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen,
+                                           index_wheres[collection])
                     if signal == "lexical" and not any(h.score >= MIN_LEXICAL_EVIDENCE for h in got):
                         # BM25 cannot tell these records apart (a store of one or two): sharing a
                         # content word with the query is then the evidence, not held to the floor.
@@ -111,7 +115,8 @@ class Retriever:
 
 
     def _rank(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
-              where: Filter, context: RequestContext, profile: Weights) -> tuple[list[Hit], bool]:
+              where: Filter, context: RequestContext, profile: Weights,
+              index_where: Filter | None = None) -> tuple[list[Hit], bool]:
         if signal == "lexical":
             return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context)
         if signal == "exact":
@@ -119,7 +124,16 @@ class Retriever:
         if signal == "contextual" and collection != HISTORY:
             return [], False
         index = CONTEXT_COLLECTION if signal == "contextual" else None
-        return self.ranker.rank(collection, vector or [], depth, where, context, index)
+        return self.ranker.rank(collection, vector or [], depth, where, context, index, index_where)
+
+
+def vector_where(own: Filter | None, restricted: Filter) -> Filter:
+    """For a vector index whose filters are costly: the caller's own filter, its sensitivity held to the
+    caller's clearance; the rest of the access rule is applied on the hydrated rows."""
+    kept = dict(own or {})
+    if "sensitivity" in kept:
+        kept["sensitivity"] = restricted["sensitivity"]
+    return kept
 
 
 def tagged(hit: Hit, collection: str) -> Hit:
