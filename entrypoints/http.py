@@ -21,6 +21,7 @@ from domain.access.tokens import Authenticate
 from domain.errors import MemtroveError
 from domain.artifacts.input import MAX_CONTENT
 from entrypoints.mcp.identity import STATE_KEY
+from entrypoints.metrics import CONTENT_TYPE as METRICS_TYPE
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
 
@@ -193,6 +194,11 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
     async def health(_: Request) -> Response:
         report, healthy = await anyio.to_thread.run_sync(health_report, runtime)
         return JSONResponse(report, status_code=200 if healthy else 503)
+
+    @server.custom_route("/metrics", methods=["GET"])
+    async def metrics(_: Request) -> Response:
+        body = await anyio.to_thread.run_sync(runtime.metrics.exposition)
+        return Response(body, media_type=METRICS_TYPE)
 
     # The SDK's limit is a parameter: raised to ours, so BodyLimitMiddleware is the one that answers.
     app: ASGIApp = server.streamable_http_app(

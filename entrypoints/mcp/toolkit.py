@@ -94,7 +94,7 @@ class Toolbox:
         def call(**arguments: Any) -> CallToolResult:
             ctx = arguments.get("ctx") if wants_ctx else arguments.pop("ctx", None)
             principal = identity.transport_principal(ctx, self.local)
-            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure, principal)
+            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure, principal, arguments)
 
         if not wants_ctx:  # the SDK injects the call's Context where the signature asks for it
             extra = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
@@ -104,16 +104,17 @@ class Toolbox:
 
 
 def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
-             failure: Failure, principal: Principal | None = None) -> CallToolResult:
+             failure: Failure, principal: Principal | None = None,
+             arguments: dict[str, Any] | None = None) -> CallToolResult:
     """One log line per call; domain errors become tool errors, an unexpected one a storage error. The
     call runs as ``principal`` (the local owner if None), under a request id every log line carries."""
     with request_scope.scope(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
             logger.contextualize(request_id=context.request_id, actor=context.actor):
-        return _run(runtime, name, action, meta, failure)
+        return _run(runtime, name, action, meta, failure, arguments or {})
 
 
 def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
-         failure: Failure) -> CallToolResult:
+         failure: Failure, arguments: dict[str, Any]) -> CallToolResult:
     started = time.perf_counter()
     status = "ok"
     try:
@@ -131,5 +132,6 @@ def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta
         logger.opt(exception=exc).error("tool_failed tool={}", name)
         return failure(StorageError(f"Internal error in {name}: {exc.__class__.__name__}"))
     finally:
-        logger.info("tool_call tool={} status={} latency_ms={:.1f}", name, status,
-                    (time.perf_counter() - started) * 1000)
+        seconds = time.perf_counter() - started
+        logger.info("tool_call tool={} status={} latency_ms={:.1f}", name, status, seconds * 1000)
+        runtime.metrics.observe_tool_call(name, status, seconds, arguments, meta.writes)

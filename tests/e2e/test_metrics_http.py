@@ -1,0 +1,47 @@
+"""GET /metrics over HTTP, after a small scenario: tool calls by tool and status, searches by mode,
+writes and errors move by what was done; behind the same bearer token as /mcp."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.mcp_procs import blocking, http_server, http_session
+
+pytestmark = pytest.mark.slow
+TOKEN = "metrics-test-shared-token"
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in text.splitlines():
+        match = re.match(rf"^{name}\{{(.*)\}} (\S+)$", line)
+        if match and ",".join(sorted(match.group(1).split(","))) == wanted:
+            return float(match.group(2))
+    return 0.0
+
+
+def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
+    with http_server(tmp_path / "data", token=TOKEN) as server:
+        url = server.mcp_url.rsplit("/mcp", 1)[0] + "/metrics"
+        assert httpx.get(url, timeout=30).status_code == 401
+        with blocking(http_session(server.mcp_url, TOKEN)) as client:
+            assert not client.call("memory_store", {"content": "The ferry leaves at nine.", "type": "fact",
+                                                    "confidence": 0.9}).is_error
+            for mode in ("lexical", "hybrid", "lexical"):
+                assert not client.call("hybrid_search", {"query": "ferry", "mode": mode}).is_error
+            assert client.call("artifact_get", {"artifact_id": "art_" + "0" * 32}).is_error
+        got = httpx.get(url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        assert got.status_code == 200 and got.headers["content-type"].startswith("text/plain")
+        text = got.text
+        assert sample(text, "memtrove_tool_calls_total", tool="memory_store", status="ok") == 1
+        assert sample(text, "memtrove_tool_calls_total", tool="hybrid_search", status="ok") == 3
+        assert sample(text, "memtrove_searches_total", tool="hybrid_search", mode="lexical") == 2
+        assert sample(text, "memtrove_searches_total", tool="hybrid_search", mode="hybrid") == 1
+        assert sample(text, "memtrove_writes_total", tool="memory_store") == 1
+        assert sample(text, "memtrove_tool_errors_total", tool="artifact_get", kind="not_found") == 1
+        assert sample(text, "memtrove_tool_latency_seconds_count", tool="hybrid_search") == 3
+        assert "memtrove_outbox_backlog" in text
