@@ -34,6 +34,7 @@ from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionSt
                                      Reconstruct)
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
 from adapters import request_scope
+from adapters.metrics import MeteredEmbedder, Metrics
 from domain.access.guard import GuardedStore
 from domain.upkeep.retention import ExpireArtifacts, ResolveArtifact
 from plugins.manager import collect, plugin_manager
@@ -162,7 +163,8 @@ class Adapters(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
 
     tokenizer = providers.ThreadSafeSingleton(_tokenizer)
-    embedder = providers.Selector(
+    metrics = providers.ThreadSafeSingleton(Metrics)  # one registry per process (GET /metrics)
+    model = providers.Selector(
         settings.provided.embedder_key,
         local=providers.ThreadSafeSingleton(OnnxMiniLMEmbedder),
         openai=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai"),
@@ -170,6 +172,7 @@ class Adapters(containers.DeclarativeContainer):
         voyage=providers.ThreadSafeSingleton(_voyage_embedder, settings=settings),
         jina=providers.ThreadSafeSingleton(_jina_embedder, settings=settings),
     )
+    embedder = providers.ThreadSafeSingleton(MeteredEmbedder, inner=model, metrics=metrics)
     engine = providers.Resource(_engine, settings.provided.database_url)
     store = providers.ThreadSafeSingleton(_sql_store, engine)
     vectors = providers.Selector(

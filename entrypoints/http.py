@@ -21,7 +21,7 @@ from domain.access.tokens import Authenticate
 from domain.errors import MemtroveError
 from domain.artifacts.input import MAX_CONTENT
 from entrypoints.mcp.identity import STATE_KEY
-from entrypoints.metrics import CONTENT_TYPE as METRICS_TYPE
+from adapters.metrics import CONTENT_TYPE as METRICS_TYPE
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
 

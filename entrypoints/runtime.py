@@ -20,7 +20,7 @@ from domain.model import IngestJob
 from domain.artifacts.resume import ResumeIngests
 from domain.documents.usecases import ItemWriter
 from domain.upkeep.retention import ExpireArtifacts
-from entrypoints.metrics import Metrics, outbox_backlog
+from adapters.metrics import Metrics, outbox_backlog
 from domain.upkeep.vector_sync import SyncVectors
 
 WARM_UP_DELAY = 1.0
@@ -47,7 +47,8 @@ class Runtime:
         self._work = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.metrics = Metrics(lambda: outbox_backlog(self.app.adapters.store()) if self._ready else 0.0)
+        self.metrics: Metrics = self.app.adapters.metrics()
+        self.metrics.watch_backlog(lambda: outbox_backlog(self.app.adapters.store()) if self._ready else 0.0)
         self._builders: dict[type, Callable[..., object]] = {}
 
     def use_case(self, kind: type[T]) -> Callable[..., T]:

@@ -117,10 +117,12 @@ def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta
          failure: Failure, arguments: dict[str, Any]) -> CallToolResult:
     started = time.perf_counter()
     status = "ok"
+    body: dict[str, Any] | None = None
     try:
         if meta.needs_store:
             runtime.ensure_ready()
         result = action()
+        body = result.structured_content if isinstance(result.structured_content, dict) else None
         if meta.writes:
             runtime.kick()
         return result
@@ -134,4 +136,4 @@ def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta
     finally:
         seconds = time.perf_counter() - started
         logger.info("tool_call tool={} status={} latency_ms={:.1f}", name, status, seconds * 1000)
-        runtime.metrics.observe_tool_call(name, status, seconds, arguments, meta.writes)
+        runtime.metrics.observe_tool_call(name, status, seconds, arguments, meta.writes, body)

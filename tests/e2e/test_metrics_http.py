@@ -34,6 +34,10 @@ def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
             for mode in ("lexical", "hybrid", "lexical"):
                 assert not client.call("hybrid_search", {"query": "ferry", "mode": mode}).is_error
             assert client.call("artifact_get", {"artifact_id": "art_" + "0" * 32}).is_error
+            ingested = client.call("artifact_ingest", {"artifact_type": "doc", "source_system": "wiki",
+                                                       "content": "Ferry timetable. " * 400})
+            assert not ingested.is_error
+            chunks = ingested.structured_content["num_chunks"]
         got = httpx.get(url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
         assert got.status_code == 200 and got.headers["content-type"].startswith("text/plain")
         text = got.text
@@ -45,3 +49,8 @@ def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
         assert sample(text, "memtrove_tool_errors_total", tool="artifact_get", kind="not_found") == 1
         assert sample(text, "memtrove_tool_latency_seconds_count", tool="hybrid_search") == 3
         assert "memtrove_outbox_backlog" in text
+        assert sample(text, "memtrove_artifacts_ingested_total", status="ingested") == 1
+        assert chunks > 1 and float(re.search(r"^memtrove_artifact_chunks_total (\S+)$", text, re.M).group(1)) == chunks
+        assert sample(text, "memtrove_embeddings_total", kind="query") == 1  # the one search in hybrid mode
+        assert sample(text, "memtrove_embeddings_total", kind="document") >= chunks + 1
+        assert sample(text, "memtrove_search_results_count", tool="hybrid_search") == 3
