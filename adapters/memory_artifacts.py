@@ -12,7 +12,8 @@ from domain.errors import StorageError
 from dataclasses import replace
 
 from domain.ids import record_of
-from domain.model import (Artifact, access_metadata, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
+from domain.access.rules import access_metadata
+from domain.model import (Artifact, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
                           label_fields)
 from domain.ports import ArtifactStore, Filter, LexicalIndex
 from domain.validation import epoch

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from adapters.pgvector_filters import filter_sql
 from adapters.sqlalchemy_store import make_engine
 from domain.errors import StorageError
 from domain.model import EmbeddingProfile, Vector, VectorMatch, VectorRecord
@@ -33,7 +34,6 @@ EF_SEARCH_DEFAULT, EF_SEARCH_MAX = 40, 1_000
 _COLLECTION = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 EXTENSION = "vector"
 _SETUP_LOCK = 0x6D656D74  # advisory lock key serialising CREATE EXTENSION/TABLE/INDEX across replicas
-_SIGNS = {"$gte": ">=", "$lte": "<=", "$gt": ">", "$lt": "<"}
 # (up to dims, m, ef_construction): spec 004's 768 -> 12/48, 1024 -> 16/64, more above; ef >= 2m
 _HNSW_TIERS = ((768, 12, 48), (1024, 16, 64), (1536, 24, 128))
 
@@ -237,48 +237,6 @@ class PgVectorIndex(VectorIndex):
 
     def _error(self, what: str, exc: Exception) -> StorageError:
         return StorageError(f"Failed to {what} in PostgreSQL (pgvector table {self.table}): {_first_line(exc)}")
-
-
-def filter_sql(where: Filter | None) -> tuple[str, dict[str, Any]]:
-    """`` AND ...`` jsonb conditions with adapters.vector_math.matches' semantics: equality, $ne, $gte/$lte
-    (same JSON type only: numbers numerically, strings in order), $in; an absent field (None is never
-    stored) matches nothing. Equalities become one ``meta @> {...}``, $in ``meta @> ANY(...)``: the GIN
-    index serves both, and containment is estimated from statistics (``meta -> f = v``: a fixed 0.5%),
-    so the planner sees when a filter leaves rows enough for the HNSW scan, or few for an exact one."""
-    clauses: list[str] = []
-    params: dict[str, Any] = {}
-    contained: dict[str, Any] = {}  # scalar equalities on metadata
-    for n, (name, cond) in enumerate((where or {}).items()):
-        if name == "$or":  # of scalar equalities (access keys): one containment test against any of them
-            if not all(len(sub) == 1 and not isinstance(next(iter(sub.values())), dict) for sub in cond):
-                raise ValueError("the pgvector index takes $or of single-field equalities only")
-            params[f"or{n}"] = [json.dumps(sub) for sub in cond]
-            clauses.append(f"meta @> ANY(CAST(:or{n} AS jsonb[]))")
-            continue
-        field = "to_jsonb(record_id)" if name == "record_id" else f"(meta -> CAST(:f{n} AS text))"
-        params[f"f{n}"] = name
-        for i, (op, value) in enumerate((cond.items() if isinstance(cond, dict) else [("$eq", cond)])):
-            key = f"v{n}_{i}"
-            params[key] = json.dumps(value)
-            if op == "$eq" and name != "record_id" and not isinstance(value, (dict, list, tuple)):
-                contained[name] = value
-            elif op in ("$eq", "$ne"):
-                clauses.append(f"{field} {'=' if op == '$eq' else '<>'} CAST(:{key} AS jsonb)")
-            elif op in _SIGNS:
-                clauses.append(f"jsonb_typeof({field}) = jsonb_typeof(CAST(:{key} AS jsonb)) "
-                               f"AND {field} {_SIGNS[op]} CAST(:{key} AS jsonb)")
-            elif op == "$in" and name == "record_id":  # the btree's column
-                params[key] = [v for v in value if isinstance(v, str)]
-                clauses.append(f"record_id = ANY(CAST(:{key} AS text[]))")
-            elif op == "$in":
-                params[key] = [json.dumps({name: v}) for v in value]
-                clauses.append(f"meta @> ANY(CAST(:{key} AS jsonb[]))")
-            else:
-                raise ValueError(f"the pgvector index cannot filter with {op!r}")
-    if contained:
-        clauses.insert(0, "meta @> CAST(:eq AS jsonb)")
-        params["eq"] = json.dumps(contained)
-    return "".join(f" AND {c}" for c in clauses), params
 
 
 def vector_literal(vector: Sequence[float]) -> str:

@@ -6,13 +6,18 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
+from adapters import request_scope
 from adapters.chroma import ChromaVectorIndex
+from adapters.metrics import MeteredEmbedder, Metrics
 from adapters.embedders.local import OnnxMiniLMEmbedder
 from config.faults import crash_checkpoint
+from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, openai_embedder, voyage_embedder
 from config.settings import Settings
+from domain.access.guard import GuardedStore
 from domain.pieces import PieceSplitter
 from domain.validation import require_choice
 from domain.upkeep.health import EmbeddingHealth
+from domain.upkeep.retention import ExpireArtifacts, ResolveArtifact
 from domain.history.usecases import AppendTurn, GetHistory
 from domain.artifacts.usecases import DeleteArtifact, GetArtifact
 from domain.artifacts.ingest import IngestArtifact
@@ -33,10 +38,6 @@ from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, Expo
 from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionStats, ListSessions, LoadTaskContext,
                                      Reconstruct)
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
-from adapters import request_scope
-from adapters.metrics import MeteredEmbedder, Metrics
-from domain.access.guard import GuardedStore
-from domain.upkeep.retention import ExpireArtifacts, ResolveArtifact
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     from domain.upkeep.reembed import Reembed
 
     kind = require_choice("target_embedder", target_embedder, EMBEDDERS)
-    target = _embedder_of_kind(kind, settings)
+    target = embedder_of_kind(kind, settings)
     profile = target.profile  # type: ignore[attr-defined]
     index = _vector_index(settings, profile)
     spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
@@ -101,60 +102,10 @@ def _tokenizer() -> object:
     return TiktokenTokenizer()
 
 
-def _openai_embedder(settings: Settings, provider: str) -> object:
-    from adapters.embedders.openai import OpenAIEmbedder
-
-    return OpenAIEmbedder(
-        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-        model=settings.openai_embed_model,
-        dimensions=settings.openai_embed_dims,
-        base_url=settings.openai_base_url,
-        timeout=settings.openai_timeout,
-        max_retries=settings.openai_max_retries,
-        batch_size=settings.openai_batch_size,
-        max_tokens=settings.openai_max_tokens,
-        provider=provider,
-        # OpenAI-compatible servers (Ollama, TEI...) often reject the `dimensions` parameter.
-        send_dimensions=provider == "openai",
-    )
-
-
 def _exporter(root: object) -> object:
     from adapters.export_files import DirectoryExporter
 
     return DirectoryExporter(root)  # type: ignore[arg-type]
-
-
-def _voyage_embedder(settings: Settings) -> object:
-    from adapters.embedders.voyage import VoyageEmbedder
-
-    return VoyageEmbedder(
-        api_key=settings.voyage_api_key.get_secret_value() if settings.voyage_api_key else None,
-        model=settings.voyage_model, dimensions=settings.voyage_dimensions, base_url=settings.voyage_base_url,
-        timeout=settings.voyage_timeout, max_retries=settings.voyage_max_retries, batch_size=settings.voyage_batch_size)
-
-
-def _jina_embedder(settings: Settings) -> object:
-    from adapters.embedders.jina import JinaEmbedder
-
-    return JinaEmbedder(
-        api_key=settings.jina_api_key.get_secret_value() if settings.jina_api_key else None,
-        model=settings.jina_model, dimensions=settings.jina_dimensions, late_chunking=settings.jina_late_chunking,
-        base_url=settings.jina_base_url, timeout=settings.jina_timeout, max_retries=settings.jina_max_retries,
-        batch_size=settings.jina_batch_size)
-
-
-EMBEDDERS = ("local", "openai", "openai-compatible", "voyage", "jina")
-
-
-def _embedder_of_kind(kind: str, settings: Settings) -> object:
-    if kind == "local":
-        return OnnxMiniLMEmbedder()
-    if kind == "voyage":
-        return _voyage_embedder(settings)
-    if kind == "jina":
-        return _jina_embedder(settings)
-    return _openai_embedder(settings, kind)
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -167,10 +118,10 @@ class Adapters(containers.DeclarativeContainer):
     model = providers.Selector(
         settings.provided.embedder_key,
         local=providers.ThreadSafeSingleton(OnnxMiniLMEmbedder),
-        openai=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai"),
-        openai_compatible=providers.ThreadSafeSingleton(_openai_embedder, settings=settings, provider="openai-compatible"),
-        voyage=providers.ThreadSafeSingleton(_voyage_embedder, settings=settings),
-        jina=providers.ThreadSafeSingleton(_jina_embedder, settings=settings),
+        openai=providers.ThreadSafeSingleton(openai_embedder, settings=settings, provider="openai"),
+        openai_compatible=providers.ThreadSafeSingleton(openai_embedder, settings=settings, provider="openai-compatible"),
+        voyage=providers.ThreadSafeSingleton(voyage_embedder, settings=settings),
+        jina=providers.ThreadSafeSingleton(jina_embedder, settings=settings),
     )
     embedder = providers.ThreadSafeSingleton(MeteredEmbedder, inner=model, metrics=metrics)
     engine = providers.Resource(_engine, settings.provided.database_url)
@@ -268,8 +219,7 @@ class UseCases(containers.DeclarativeContainer):
                                        embedder=adapters.embedder, vectors=adapters.store)
     fine_search = providers.Factory(FineSearch, search=passage_search)
     section_search = providers.Factory(SectionSearch, fine=fine_search, store=guarded)
-    session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=guarded,
-                                              memories=session_memories)
+    session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=guarded, memories=session_memories)
     expand_chunk = providers.Factory(ExpandChunk, store=guarded)
     reconstruct_memory = providers.Factory(Reconstruct, store=guarded)
     get_session_memory = providers.Factory(GetSessionMemory, store=guarded, scopes=guarded)

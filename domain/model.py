@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.access.principal import LOCAL_USER, RequestContext  # noqa: F401 - re-exported: who is asking
-from domain.access.rules import NEVER, acl_fields
+from domain.access.rules import NEVER
 
 Vector = list[float]
 
@@ -293,13 +293,3 @@ class Artifact:
     def privacy(self) -> dict[str, Any]:
         return {"sensitivity": self.sensitivity, "visibility_scope": self.visibility_scope,
                 "retention_policy": self.retention_policy}
-
-
-def access_metadata(item: Memory | Turn | Artifact) -> dict[str, Any]:
-    """What an item's vectors carry for the access rule inside the index (domain.access.rules)."""
-    return {**acl_fields(item.acl), "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}
-
-
-def access_fields(item: Memory | Turn | Artifact) -> dict[str, Any]:
-    """An item's access fields as domain.access.rules.visible reads them."""
-    return {"acl": item.acl, "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from domain.access.principal import Identity
-from domain.access.rules import visible
+from domain.access.rules import access_fields, visible
 from domain.ids import artifact_of
-from domain.model import Artifact, ArtifactChunk, access_fields
+from domain.model import Artifact, ArtifactChunk
 
 
 class GuardedStore:

@@ -123,3 +123,13 @@ def owned(context: RequestContext, visibility: str, visible_to: object = None) -
     principal = context.principal
     custom = custom_keys(visible_to) if visibility == "custom" else ()
     return {"owner": principal.user_id, "acl": audience_keys(principal, visibility, custom)}
+
+
+def access_metadata(item: Any) -> dict[str, Any]:
+    """What an item's (memory, turn, artifact) vectors carry for the rule inside the index."""
+    return {**acl_fields(item.acl), "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}
+
+
+def access_fields(item: Any) -> dict[str, Any]:
+    """An item's access fields as ``visible`` reads them."""
+    return {"acl": item.acl, "sensitivity": item.sensitivity, "expires_epoch": item.expires_epoch}

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from domain.chunking import content_hash
 from domain.access.principal import LOCAL_USER, Identity
-from domain.access.rules import visible
+from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
-from domain.model import (Artifact, ArtifactChunk, IngestJob, RequestContext, access_fields, access_metadata,
-                          label_fields)
+from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, label_fields
 from domain.ports import ArtifactStore, KeyLocks
 from domain.common import Clock, audit, denied, utc_now
 from domain.validation import epoch, require_id

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
-from domain.access.rules import owned, visible
+from domain.access.rules import access_fields, access_metadata, owned, visible
 from domain.errors import MemtroveError, ValidationError
 from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import ROLES, Chunk, Hit, RequestContext, Turn, access_fields, access_metadata
+from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
-from domain.access.rules import owned, visible
+from domain.access.rules import access_fields, access_metadata, owned, visible
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import (MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext, access_fields,
-                          access_metadata)
+from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, denied, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float

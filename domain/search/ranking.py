@@ -8,12 +8,11 @@ from functools import partial
 from dataclasses import dataclass
 from typing import Any
 
-from domain.access.rules import visible
+from domain.access.rules import access_fields, visible
 from domain.search.fusion import best_per_record
 from domain.ids import artifact_of, version_of
 from domain.model import (
     Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, Memory, RequestContext, Turn, Vector, VectorMatch,
-    access_fields,
 )
 from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex, VectorOutbox
 from domain.artifacts.usecases import WHOLE

@@ -13,7 +13,6 @@ from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded
 from domain.common import Clock, audit, piece_records, utc_now
 from domain.memories.usecases import memory_metadata
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
-from domain.validation import epoch
 
 
 @dataclass(frozen=True, slots=True)

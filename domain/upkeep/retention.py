@@ -10,11 +10,11 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from domain.access.principal import Identity
-from domain.access.rules import visible
+from domain.access.rules import access_fields, visible
 from domain.artifacts.usecases import check_artifact_id
 from domain.common import Clock, audit, denied, utc_now
 from domain.errors import NotFoundError, ValidationError
-from domain.model import RequestContext, access_fields
+from domain.model import RequestContext
 from domain.ports import ArtifactStore, KeyLocks
 
 SWEEP_LOCK = "retention-sweep"

@@ -13,7 +13,7 @@ import random
 import statistics
 import time
 from collections.abc import Iterator
-from pathlib import Path
+
 
 import pytest
 from dependency_injector import providers

@@ -11,7 +11,8 @@ import random
 import pytest
 from sqlalchemy import create_engine, event, text
 
-from adapters.pgvector_index import PgVectorIndex, ef_search_for, filter_sql, hnsw_parameters, vector_literal
+from adapters.pgvector_filters import filter_sql
+from adapters.pgvector_index import PgVectorIndex, ef_search_for, hnsw_parameters, vector_literal
 from domain.errors import StorageError
 from domain.model import EmbeddingProfile
 from tests.contract.vector_index_contract import PROFILE, VectorIndexContract, record, unit

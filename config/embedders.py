@@ -1,0 +1,57 @@
+"""The embedders by kind (local, OpenAI and OpenAI-compatible, Voyage, Jina), built from the settings;
+the client libraries are imported when first needed."""
+
+from __future__ import annotations
+
+from adapters.embedders.local import OnnxMiniLMEmbedder
+from config.settings import Settings
+
+
+def openai_embedder(settings: Settings, provider: str) -> object:
+    from adapters.embedders.openai import OpenAIEmbedder
+
+    return OpenAIEmbedder(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        model=settings.openai_embed_model,
+        dimensions=settings.openai_embed_dims,
+        base_url=settings.openai_base_url,
+        timeout=settings.openai_timeout,
+        max_retries=settings.openai_max_retries,
+        batch_size=settings.openai_batch_size,
+        max_tokens=settings.openai_max_tokens,
+        provider=provider,
+        # OpenAI-compatible servers (Ollama, TEI...) often reject the `dimensions` parameter.
+        send_dimensions=provider == "openai",
+    )
+
+
+def voyage_embedder(settings: Settings) -> object:
+    from adapters.embedders.voyage import VoyageEmbedder
+
+    return VoyageEmbedder(
+        api_key=settings.voyage_api_key.get_secret_value() if settings.voyage_api_key else None,
+        model=settings.voyage_model, dimensions=settings.voyage_dimensions, base_url=settings.voyage_base_url,
+        timeout=settings.voyage_timeout, max_retries=settings.voyage_max_retries, batch_size=settings.voyage_batch_size)
+
+
+def jina_embedder(settings: Settings) -> object:
+    from adapters.embedders.jina import JinaEmbedder
+
+    return JinaEmbedder(
+        api_key=settings.jina_api_key.get_secret_value() if settings.jina_api_key else None,
+        model=settings.jina_model, dimensions=settings.jina_dimensions, late_chunking=settings.jina_late_chunking,
+        base_url=settings.jina_base_url, timeout=settings.jina_timeout, max_retries=settings.jina_max_retries,
+        batch_size=settings.jina_batch_size)
+
+
+EMBEDDERS = ("local", "openai", "openai-compatible", "voyage", "jina")
+
+
+def embedder_of_kind(kind: str, settings: Settings) -> object:
+    if kind == "local":
+        return OnnxMiniLMEmbedder()
+    if kind == "voyage":
+        return voyage_embedder(settings)
+    if kind == "jina":
+        return jina_embedder(settings)
+    return openai_embedder(settings, kind)
