@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from tests.benchmarks.conftest import measure, percentiles, size
+from tests.e2e.scenario import EXPECTED_TOOLS
 from tests.support.mcp_procs import memtrove_command, server_env
 
 HANDSHAKE = [
@@ -31,7 +32,7 @@ def start_to_tools_list(data_dir: Path) -> float:
             assert line, "server exited before answering tools/list"
             message = json.loads(line)
             if message.get("id") == 2:
-                assert len(message["result"]["tools"]) == 13
+                assert {t["name"] for t in message["result"]["tools"]} == EXPECTED_TOOLS
                 return time.perf_counter() - started
     finally:
         proc.kill()
