@@ -63,6 +63,17 @@ class AuthMiddleware:
         token = runtime.settings.http_token
         self.shared = token.encode() if token else None
         self.local = local_principal(runtime.settings.memtrove_local_clearance)
+        self._tokens_seen = 0.0  # when a token was last known to exist (then every request must carry one)
+
+    def _tokens_exist(self) -> bool:
+        """Whether any active token exists; once one does, it is assumed to for a minute (a revoked
+        token is refused at once either way: that is a lookup of its own)."""
+        if time.monotonic() - self._tokens_seen < 60.0:
+            return True
+        if any(t.revoked_at is None for t in self.runtime.app.adapters.store().list_tokens()):
+            self._tokens_seen = time.monotonic()
+            return True
+        return False
 
     def who(self, given: bytes | None) -> Principal | None:
         """The caller's principal; None: refused. (A store lookup: run off the event loop.)"""
@@ -73,7 +84,7 @@ class AuthMiddleware:
             found = Authenticate(store)(given.decode("utf-8", "replace"))
             if found is not None:
                 return found
-        if self.shared is None and not any(t.revoked_at is None for t in store.list_tokens()):
+        if self.shared is None and not self._tokens_exist():
             return self.local  # no token configured: a loopback server's one user (check_serving)
         return None
 
