@@ -8,6 +8,7 @@ from functools import partial
 from dataclasses import dataclass
 from typing import Any
 
+from domain.access.principal import LOCAL_USER
 from domain.access.rules import access_fields, visible
 from domain.search.fusion import best_per_record
 from domain.ids import artifact_of, version_of
@@ -112,7 +113,7 @@ def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
 
 def provenance(artifact: Artifact) -> dict[str, Any]:
     return {"source_system": artifact.source_system, "source_id": artifact.source_id,
-            "source_url": artifact.source_url, "title": artifact.title, "ts": artifact.ts, "owner": artifact.owner,
+            "source_url": artifact.source_url, "title": artifact.title, "ts": artifact.ts, **written_by(artifact),
             **artifact.profile.as_metadata()}
 
 
@@ -134,10 +135,20 @@ def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
 def memory_hit(memory: Memory, score: float) -> Hit:
     return Hit(memory.id, "memory", round(score, 6), memory.content, {
         "memory_type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id,
-        "sensitivity": memory.sensitivity, "provenance": {"ts": memory.ts, "owner": memory.owner, **memory.profile.as_metadata()}})
+        **flagged(memory), "provenance": {"ts": memory.ts, **written_by(memory), **memory.profile.as_metadata()}})
 
 
 def turn_hit(turn: Turn, score: float) -> Hit:
     return Hit(turn.id, "history", score, turn.content, {
         "conversation_id": turn.conversation_id, "role": turn.role, "turn_index": turn.turn_index,
-        "sensitivity": turn.sensitivity, "provenance": {"ts": turn.ts, "owner": turn.owner, **turn.profile.as_metadata()}})
+        **flagged(turn), "provenance": {"ts": turn.ts, **written_by(turn), **turn.profile.as_metadata()}})
+
+
+def written_by(item: Memory | Turn | Artifact) -> dict[str, str]:
+    """Who wrote it, when that is not the local owner (a single-user store says nothing extra)."""
+    return {} if item.owner == LOCAL_USER else {"owner": item.owner}
+
+
+def flagged(item: Memory | Turn) -> dict[str, str]:
+    """A memory's or turn's sensitivity, when above normal (policies read it; normal is the default)."""
+    return {} if item.sensitivity == "normal" else {"sensitivity": item.sensitivity}
