@@ -1,29 +1,50 @@
-"""Bearer tokens mapped to principals: issued once (only a hash is kept), listed, revoked at once."""
+"""Bearer tokens mapped to principals: issued once (only a hash of the secret is kept), listed, revoked
+at once, and turned back into their principal when a request presents one."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from domain.access.principal import Principal
 from domain.common import Clock, utc_now
 from domain.errors import NotFoundError
 from domain.ports.identity import TokenInfo, TokenStore
-from domain.validation import optional_text
+from domain.validation import optional_text, require_id, require_text
 
-PREFIX = "mt_"
+__all__ = ["Authenticate", "CreateToken", "IssuedToken", "ListTokens", "RevokeToken", "TokenInfo", "new_secret",
+           "new_token_id", "token_hash"]
+
+SECRET_PREFIX = "mt_"
+TOKEN_ID_PREFIX = "tok_"
+TOKEN_ID = re.compile(r"tok_[0-9a-f]{12}")
+MAX_SECRET = 200  # far above a real secret (46 characters): anything longer is not ours, nor hashed
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
+def new_token_id() -> str:
+    return TOKEN_ID_PREFIX + secrets.token_hex(6)
 
 
 def token_hash(secret: str) -> str:
+    """What the store keeps of a secret: its SHA-256, in hex (a 256-bit random secret needs no salt)."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
 class IssuedToken:
+    """A new token: ``secret`` is shown to whoever asked for it once, and never again."""
+
     token_id: str
-    secret: str  # shown once, never stored
-    info: TokenInfo
+    secret: str = field(repr=False)  # kept out of reprs, so out of logs and tracebacks
+    principal: Principal
+    label: str | None
+    created_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,30 +53,46 @@ class CreateToken:
     clock: Clock = utc_now
 
     def __call__(self, principal: Principal, label: object = None) -> IssuedToken:
-        secret = PREFIX + secrets.token_urlsafe(32)
-        info = TokenInfo(f"tok_{secrets.token_hex(6)}", principal, optional_text("label", label, 200), self.clock())
-        self.store.add_token(info, token_hash(secret))
-        return IssuedToken(info.token_id, secret, info)
+        for project in principal.projects or ():
+            require_text("project", project, 100)
+        issued = IssuedToken(new_token_id(), new_secret(), principal, optional_text("label", label, 200),
+                             self.clock())
+        self.store.add_token(issued.token_id, token_hash(issued.secret), principal, issued.label, issued.created_at)
+        return issued
+
+
+@dataclass(frozen=True, slots=True)
+class ListTokens:
+    store: TokenStore
+
+    def __call__(self) -> list[TokenInfo]:
+        return self.store.list_tokens()
 
 
 @dataclass(frozen=True, slots=True)
 class RevokeToken:
+    """Revoked at once: the very next lookup of its secret finds nothing."""
+
     store: TokenStore
     clock: Clock = utc_now
 
-    def __call__(self, token_id: str) -> None:
-        if not self.store.revoke_token(token_id, self.clock()):
-            raise NotFoundError(f"No active token {token_id!r}")
+    def __call__(self, token_id: object) -> None:
+        checked = require_id("token_id", token_id, TOKEN_ID_PREFIX, TOKEN_ID, "12 hexadecimal characters")
+        if not self.store.revoke_token(checked, self.clock()):
+            raise NotFoundError(f"No active token {checked!r}: it is unknown or already revoked")
 
 
 @dataclass(frozen=True, slots=True)
 class Authenticate:
-    """The principal a bearer secret maps to; None for an unknown or revoked one (looked up by its hash,
-    so no secret is ever compared or kept)."""
+    """The principal a bearer secret names; None for an unknown or revoked one.
+
+    The secret is looked up by its hash, so no secret is compared here; the store finds the hash by
+    an index (SQL) or compares hashes in constant time (the fake).
+    """
 
     store: TokenStore
 
     def __call__(self, secret: str) -> Principal | None:
-        if not secret.startswith(PREFIX) or len(secret) > 200:
+        if not secret.startswith(SECRET_PREFIX) or len(secret) > MAX_SECRET or not secret.isascii():
             return None
-        return self.store.principal_for(token_hash(secret))
+        return self.store.principal_for_hash(token_hash(secret))

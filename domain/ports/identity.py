@@ -1,4 +1,4 @@
-"""The port of bearer tokens: each maps to a principal; only a hash of its secret is stored."""
+"""The port of bearer tokens: each names a principal; only a hash of its secret is ever stored."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from domain.access.principal import Principal
 
 @dataclass(frozen=True, slots=True)
 class TokenInfo:
+    """A token as it is listed: whom it names and when, never its secret or the secret's hash."""
+
     token_id: str
     principal: Principal
     label: str | None
@@ -19,18 +21,21 @@ class TokenInfo:
 
 @runtime_checkable
 class TokenStore(Protocol):
-    def add_token(self, info: TokenInfo, token_hash: str) -> None:
-        """Keep a new token (its hash and whom it names)."""
+    """Tokens in the store (durable, shared by every replica), looked up by the hash of their secret."""
+
+    def add_token(self, token_id: str, token_hash: str, principal: Principal, label: str | None,
+                  created_at: str) -> None:
+        """Keep a new token; a token id or hash already kept raises StorageError and changes nothing."""
         ...
 
-    def principal_for(self, token_hash: str) -> Principal | None:
-        """Whom an active (not revoked) token names; None otherwise."""
+    def principal_for_hash(self, token_hash: str) -> Principal | None:
+        """Whom the token of that hash names; None when there is none or it is revoked."""
         ...
 
     def list_tokens(self) -> list[TokenInfo]:
-        """Every token, oldest first, revoked ones too (never a secret or a hash)."""
+        """Every token, revoked ones too, oldest first (then by id)."""
         ...
 
     def revoke_token(self, token_id: str, revoked_at: str) -> bool:
-        """Revoke an active token at once; False when there is no such active token."""
+        """Revoke a token for every lookup from now on; False when it is unknown or already revoked."""
         ...

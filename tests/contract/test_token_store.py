@@ -1,79 +1,127 @@
-"""The TokenStore contract on the in-memory fake, a SQLite file and a real PostgreSQL; the token use cases."""
+"""The TokenStore contract against the in-memory fake, a SQLite file and a real PostgreSQL server; how the
+SQL table comes to a store made before it (or made in its earlier shape)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from sqlalchemy import inspect, text
 
 from adapters.memory_scopes import InMemoryStore
+from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_ledger import SqlStore
 from adapters.sqlalchemy_store import make_engine
-from domain.access.principal import Principal
-from domain.access.tokens import Authenticate, CreateToken, RevokeToken, token_hash
-from domain.errors import NotFoundError
-from domain.ports.identity import TokenInfo, TokenStore
-
-ALICE = Principal("alice", teams=("eng", "ops"), org="acme", clearance="sensitive", projects=("web",))
-BOB = Principal("bob")
+from domain.access.tokens import Authenticate, CreateToken, token_hash
+from tests.contract.token_store_contract import ALICE, BOB, TokenStoreContract
 
 
-class TokenStoreContract:
-    def test_a_token_names_its_principal_until_revoked(self, store: TokenStore) -> None:
-        assert isinstance(store, TokenStore)
-        store.add_token(TokenInfo("tok_a", ALICE, "laptop", "2026-01-01T00:00:00Z"), "h" * 64)
-        store.add_token(TokenInfo("tok_b", BOB, None, "2026-01-02T00:00:00Z"), "g" * 64)
-        assert store.principal_for("h" * 64) == ALICE and store.principal_for("g" * 64) == BOB
-        assert store.principal_for("x" * 64) is None
-        assert store.revoke_token("tok_a", "2026-01-03T00:00:00Z")
-        assert store.principal_for("h" * 64) is None  # at once
-        assert not store.revoke_token("tok_a", "2026-01-04T00:00:00Z") and not store.revoke_token("tok_z", "x")
-        assert [(i.token_id, i.principal, i.label, i.revoked_at) for i in store.list_tokens()] == [
-            ("tok_a", ALICE, "laptop", "2026-01-03T00:00:00Z"), ("tok_b", BOB, None, None)]
-
-    def test_the_use_cases_keep_no_secret(self, store: TokenStore) -> None:
-        issued = CreateToken(store)(ALICE, "ci")
-        other = CreateToken(store)(ALICE)
-        assert issued.secret != other.secret and issued.secret.startswith("mt_")
-        assert Authenticate(store)(issued.secret) == ALICE and Authenticate(store)("mt_wrong") is None
-        assert Authenticate(store)(token_hash(issued.secret)) is None  # the hash is no secret
-        assert all(issued.secret not in repr(i) for i in store.list_tokens())
-        RevokeToken(store)(issued.token_id)
-        assert Authenticate(store)(issued.secret) is None and Authenticate(store)(other.secret) == ALICE
-        with pytest.raises(NotFoundError):
-            RevokeToken(store)(issued.token_id)
-
-
-class TestInMemoryTokens(TokenStoreContract):
+class TestInMemoryTokenStore(TokenStoreContract):
     @pytest.fixture
     def store(self):
         return InMemoryStore()
 
 
-class TestSqliteTokens(TokenStoreContract):
+class TestSqliteTokenStore(TokenStoreContract):
     @pytest.fixture
-    def store(self, tmp_path: Path):
-        store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
+    def url(self, tmp_path: Path) -> str:
+        return f"sqlite:///{tmp_path / 'store.sqlite3'}"
+
+    @pytest.fixture
+    def store(self, url: str):
+        store = SqlStore(make_engine(url))
         yield store
         store.close()
 
-    def test_tokens_survive_a_reopened_store(self, tmp_path: Path) -> None:
-        url = f"sqlite:///{tmp_path / 'again.sqlite3'}"
-        first = SqlStore(make_engine(url))
-        issued = CreateToken(first)(ALICE)
-        first.close()
-        again = SqlStore(make_engine(url))
-        try:
-            assert Authenticate(again)(issued.secret) == ALICE
-        finally:
-            again.close()
-
-
-class TestPostgresTokens(TokenStoreContract):
     @pytest.fixture
-    def store(self, postgres_url: str):
+    def reopen(self, url: str):
+        return lambda: SqlStore(make_engine(url))
+
+
+class TestPostgresTokenStore(TokenStoreContract):
+    @pytest.fixture
+    def url(self, postgres_url: str) -> str:
         from tests.support.postgres import fresh_database
 
-        store = SqlStore(make_engine(fresh_database(postgres_url)))
+        return fresh_database(postgres_url)
+
+    @pytest.fixture
+    def store(self, url: str):
+        store = SqlStore(make_engine(url))
         yield store
+        store.close()
+
+    @pytest.fixture
+    def reopen(self, url: str):
+        return lambda: SqlStore(make_engine(url))
+
+
+def test_the_store_file_holds_the_hash_and_never_the_secret(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    store = SqlStore(make_engine(f"sqlite:///{path}"))
+    issued = CreateToken(store)(ALICE, "ci")
+    store.close()  # the last connection closed: the WAL is folded into the file
+    kept = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("store.sqlite3"))
+    assert token_hash(issued.secret).encode() in kept and issued.secret.encode() not in kept
+
+
+def test_the_token_table_comes_with_an_older_store(tmp_path: Path) -> None:
+    """A database made before tokens existed gets their table when the store starts."""
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    engine = make_engine(url)
+    with engine.begin() as conn:  # a store file of an older release: without api_tokens
+        metadata.create_all(conn, tables=[t for name, t in metadata.tables.items() if name != "api_tokens"])
+    assert "api_tokens" not in inspect(engine).get_table_names()
+    engine.dispose()
+    store = SqlStore(make_engine(url))
+    try:
+        issued = CreateToken(store)(BOB)
+        assert Authenticate(store)(issued.secret) == BOB
+    finally:
+        store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'early.sqlite3'}"
+    from tests.support.postgres import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_url"))
+
+
+def test_tokens_of_the_earlier_one_column_shape_keep_working(any_url: str) -> None:
+    """api_tokens with one JSON ``principal`` column (its first shape): each field gets its column, every
+    token still names its principal, a revoked one stays revoked, and new tokens can be added."""
+    url = any_url
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        metadata.create_all(conn, tables=[t for name, t in metadata.tables.items() if name != "api_tokens"])
+        conn.execute(text("CREATE TABLE api_tokens (token_id VARCHAR(40) NOT NULL PRIMARY KEY, token_hash VARCHAR(64) "
+                          "NOT NULL UNIQUE, principal TEXT NOT NULL, label VARCHAR(200), created_at VARCHAR(40) NOT "
+                          "NULL, revoked_at VARCHAR(40))"))
+        conn.execute(text("CREATE INDEX ix_api_tokens_hash ON api_tokens (token_hash)"))
+        for token_id, secret, who, revoked in (("tok_000000000001", "mt_alice", ALICE, None),
+                                               ("tok_000000000002", "mt_bob", BOB, "2026-01-02T00:00:00Z")):
+            principal = {"user_id": who.user_id, "teams": list(who.teams), "org": who.org,
+                         "clearance": who.clearance, "projects": None if who.projects is None else list(who.projects)}
+            conn.execute(text("INSERT INTO api_tokens VALUES (:id, :hash, :principal, 'old', '2026-01-01T00:00:00Z', "
+                              ":revoked)"), {"id": token_id, "hash": token_hash(secret),
+                                             "principal": json.dumps(principal), "revoked": revoked})
+    engine.dispose()
+    for _ in range(2):  # the second start finds nothing left to do
+        store = SqlStore(make_engine(url))
+        try:
+            assert Authenticate(store)("mt_alice") == ALICE and Authenticate(store)("mt_bob") is None
+            assert [(i.token_id, i.principal, i.revoked_at) for i in store.list_tokens()] == [
+                ("tok_000000000001", ALICE, None), ("tok_000000000002", BOB, "2026-01-02T00:00:00Z")]
+            columns = {c["name"] for c in inspect(store._engine).get_columns("api_tokens")}
+            assert "principal" not in columns and {"user_id", "teams", "projects"} <= columns
+        finally:
+            store.close()
+    store = SqlStore(make_engine(url))
+    try:
+        assert Authenticate(store)(CreateToken(store)(BOB).secret) == BOB
+    finally:
         store.close()
