@@ -1,5 +1,5 @@
 """The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove doctor
-[--rebuild-vectors]``.
+[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py).
 Benchmarks are another command, ``memtrove-bench`` (bench/cli.py).
 
 ``memtrove serve`` over stdio is, by default (MEMTROVE_SHARED), a bridge to the one server that owns
