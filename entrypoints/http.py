@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 import time
 from datetime import datetime, timezone
@@ -16,11 +15,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config.settings import Settings, is_loopback
-from domain.access.principal import Principal, local_principal
-from domain.access.tokens import Authenticate
+from domain.access.principal import local_principal
 from domain.errors import MemtroveError
 from domain.artifacts.input import MAX_CONTENT
-from entrypoints.mcp.identity import STATE_KEY
+from entrypoints.auth import AuthMiddleware, http_authenticator, local_until_tokens
 from adapters.metrics import CONTENT_TYPE as METRICS_TYPE
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
@@ -49,57 +47,6 @@ def transport_security(settings: Settings, host: str) -> TransportSecuritySettin
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=[*LOOPBACK_ORIGINS, *extra_origins])
-
-
-class AuthMiddleware:
-    """Who is calling over HTTP: ``Authorization: Bearer <secret>`` names a principal (the shared
-    MEMTROVE_HTTP_TOKEN: the local owner; a token of ``memtrove token create``: its principal), which
-    the tool calls of the request run as (ASGI state). Without a valid token: 401, once any token is
-    configured; with none at all (a loopback-only server), the local owner."""
-
-    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
-        self.app = app
-        self.runtime = runtime
-        token = runtime.settings.http_token
-        self.shared = token.encode() if token else None
-        self.local = local_principal(runtime.settings.memtrove_local_clearance)
-        self._tokens_seen = 0.0  # when a token was last known to exist (then every request must carry one)
-
-    def _tokens_exist(self) -> bool:
-        """Whether any active token exists; once one does, it is assumed to for a minute (a revoked
-        token is refused at once either way: that is a lookup of its own)."""
-        if time.monotonic() - self._tokens_seen < 60.0:
-            return True
-        if any(t.revoked_at is None for t in self.runtime.app.adapters.store().list_tokens()):
-            self._tokens_seen = time.monotonic()
-            return True
-        return False
-
-    def who(self, given: bytes | None) -> Principal | None:
-        """The caller's principal; None: refused. (A store lookup: run off the event loop.)"""
-        if given is not None and self.shared is not None and hmac.compare_digest(given, self.shared):
-            return self.local
-        store = self.runtime.app.adapters.store()
-        if given is not None:
-            found = Authenticate(store)(given.decode("utf-8", "replace"))
-            if found is not None:
-                return found
-        if self.shared is None and not self._tokens_exist():
-            return self.local  # no token configured: a loopback server's one user (check_serving)
-        return None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scheme, _, given = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
-            secret = given.strip() if scheme.lower() == b"bearer" and given.strip() else None
-            principal = await anyio.to_thread.run_sync(self.who, secret)
-            if principal is None:
-                response = JSONResponse({"error": "unauthorized", "message": "missing, wrong or revoked bearer token"},
-                                        status_code=401, headers={"WWW-Authenticate": 'Bearer realm="memtrove"'})
-                await response(scope, receive, send)
-                return
-            scope = {**scope, "state": {**scope.get("state", {}), STATE_KEY: principal}}
-        await self.app(scope, receive, send)
 
 
 class McpPathAlias:
@@ -216,8 +163,13 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
         streamable_http_path=MCP_PATH, host=host, transport_security=transport_security(runtime.settings, host),
         max_request_body_size=MAX_BODY_BYTES)
     app = McpPathAlias(BodyLimitMiddleware(app))
-    # The caller is known first: nobody unauthenticated gets a body buffered.
-    return AuthMiddleware(app, runtime)
+    store = runtime.app.adapters.store()
+    owner = local_principal(runtime.settings.memtrove_local_clearance)
+    shared = runtime.settings.http_token
+    # The caller is known first: nobody unauthenticated gets a body buffered. Without a shared token (a
+    # loopback-only server: check_serving) a request without a secret is the owner's until a token exists.
+    return AuthMiddleware(app, http_authenticator(store, shared, owner),
+                          None if shared else local_until_tokens(store, owner))
 
 
 def _split(value: str) -> list[str]:
