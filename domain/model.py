@@ -65,8 +65,21 @@ class Chunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Owned:
+    """Who may see an item (domain.access.rules): its owner, the access keys of its audience, the
+    spec's privacy fields, its expiry; keyword-only, after the item's own fields."""
+
+    owner: str = LOCAL_USER
+    acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
+    sensitivity: str = "normal"
+    visibility_scope: str = "me"
+    retention_policy: str = "forever"
+    expires_epoch: float = NEVER
+
+
 @dataclass(frozen=True, slots=True)
-class Memory:
+class Memory(Owned):
     """A small durable item: a preference, fact, project or decision."""
 
     id: str
@@ -77,17 +90,10 @@ class Memory:
     conversation_id: str | None
     token_count: int
     profile: EmbeddingProfile
-    # Who may see it (domain.access.rules): its owner, the access keys of its audience, privacy, expiry.
-    owner: str = LOCAL_USER
-    acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
-    sensitivity: str = "normal"
-    visibility_scope: str = "me"
-    retention_policy: str = "forever"
-    expires_epoch: float = NEVER
 
 
 @dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(Owned):
     """One turn of a conversation."""
 
     id: str
@@ -99,12 +105,6 @@ class Turn:
     token_count: int
     content_hash: str
     profile: EmbeddingProfile
-    owner: str = LOCAL_USER
-    acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
-    sensitivity: str = "normal"
-    visibility_scope: str = "me"
-    retention_policy: str = "forever"
-    expires_epoch: float = NEVER
 
 
 @dataclass(frozen=True, slots=True)

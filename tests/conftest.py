@@ -100,6 +100,16 @@ def postgres_url():
         yield url
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def sql_url(request, tmp_path):
+    """A fresh SQL store's URL: a SQLite file, then a database on the session's PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    from tests.support.postgres import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_url"))
+
+
 def catalog(*chunkers):
     """A chunker catalog (the plugin registry) holding just these chunkers."""
     from plugins.manager import Registry

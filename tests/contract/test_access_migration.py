@@ -35,16 +35,8 @@ def older_store(url: str) -> None:
     engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'old.sqlite3'}"
-    from tests.support.postgres import fresh_database
-
-    return fresh_database(request.getfixturevalue("postgres_url"))
-
-
-def test_an_older_store_gets_the_local_owners_access_on_rows_and_vectors(url: str) -> None:
+def test_an_older_store_gets_the_local_owners_access_on_rows_and_vectors(sql_url: str) -> None:
+    url = sql_url
     older_store(url)
     store = SqlStore(make_engine(url))
     try:

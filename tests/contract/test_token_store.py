@@ -23,28 +23,12 @@ class TestInMemoryTokenStore(TokenStoreContract):
         return InMemoryStore()
 
 
-class TestSqliteTokenStore(TokenStoreContract):
-    @pytest.fixture
-    def url(self, tmp_path: Path) -> str:
-        return f"sqlite:///{tmp_path / 'store.sqlite3'}"
+class TestSqlTokenStore(TokenStoreContract):
+    """On a SQLite file and on PostgreSQL."""
 
     @pytest.fixture
-    def store(self, url: str):
-        store = SqlStore(make_engine(url))
-        yield store
-        store.close()
-
-    @pytest.fixture
-    def reopen(self, url: str):
-        return lambda: SqlStore(make_engine(url))
-
-
-class TestPostgresTokenStore(TokenStoreContract):
-    @pytest.fixture
-    def url(self, postgres_url: str) -> str:
-        from tests.support.postgres import fresh_database
-
-        return fresh_database(postgres_url)
+    def url(self, sql_url: str) -> str:
+        return sql_url
 
     @pytest.fixture
     def store(self, url: str):
@@ -82,19 +66,10 @@ def test_the_token_table_comes_with_an_older_store(tmp_path: Path) -> None:
         store.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'early.sqlite3'}"
-    from tests.support.postgres import fresh_database
-
-    return fresh_database(request.getfixturevalue("postgres_url"))
-
-
-def test_tokens_of_the_earlier_one_column_shape_keep_working(any_url: str) -> None:
+def test_tokens_of_the_earlier_one_column_shape_keep_working(sql_url: str) -> None:
     """api_tokens with one JSON ``principal`` column (its first shape): each field gets its column, every
     token still names its principal, a revoked one stays revoked, and new tokens can be added."""
-    url = any_url
+    url = sql_url
     engine = make_engine(url)
     with engine.begin() as conn:
         metadata.create_all(conn, tables=[t for name, t in metadata.tables.items() if name != "api_tokens"])
