@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 
 from adapters import request_scope
-from domain.access.principal import Principal, RequestContext, local_principal
+from domain.access.principal import Principal, local_principal
 from domain.errors import MemtroveError, StorageError
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.tooling import lax_tool
@@ -65,11 +65,6 @@ class Toolbox:
     def use(self, kind: type[T]) -> Callable[..., T]:
         """A builder of the use case of this type (from the composition root)."""
         return self.runtime.use_case(kind)
-
-    @staticmethod
-    def context() -> RequestContext:
-        """The running call's request context: who is calling."""
-        return request_scope.current()
 
     @staticmethod
     def failure(exc: MemtroveError) -> CallToolResult:
