@@ -7,14 +7,15 @@ lower-weighted field. Every lexical index (SQLite, PostgreSQL, the in-memory fak
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 CONTEXT_TURNS = 2  # the turns up to 2 before and after a turn are its context
 
 
-def turn_contexts(turns: Sequence[tuple[str, int, str]], radius: int = CONTEXT_TURNS) -> dict[str, str]:
-    """For turns (id, turn_index, content) of one conversation: id -> the neighbouring turns' text."""
-    by_index = {index: content for _, index, content in turns}
-    return {tid: "\n".join(by_index[j] for j in range(index - radius, index + radius + 1)
-                           if j != index and j in by_index)
-            for tid, index, _ in turns}
+def turn_contexts(turns: Sequence[tuple[str, int, str, Hashable]], radius: int = CONTEXT_TURNS) -> dict[str, str]:
+    """For turns (id, turn_index, content, audience) of one conversation: id -> the neighbouring turns'
+    text, of the neighbours with the same audience only (what a turn is found by, its readers may read)."""
+    by_index = {index: (content, audience) for _, index, content, audience in turns}
+    return {tid: "\n".join(by_index[j][0] for j in range(index - radius, index + radius + 1)
+                           if j != index and j in by_index and by_index[j][1] == audience)
+            for tid, index, _, audience in turns}

@@ -170,6 +170,21 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
     def memory_ids(self) -> set[str]:
         return set(self.memories)
 
+    def expired_items(self, collection: str, now: float, limit: int) -> list[str]:
+        items = self.memories.values() if collection == "memory" else self.turns.values()
+        return [i.id for i in sorted((i for i in items if i.expires_epoch <= now),
+                                     key=lambda i: (i.expires_epoch, i.id))][:limit]
+
+    def delete_turn(self, turn_id: str, entry: AuditEntry) -> bool:
+        found = [key for key, turn in self.turns.items() if turn.id == turn_id]
+        if not found:
+            return False
+        del self.turns[found[0]]
+        self._drop(["history", "history_context"], turn_id)
+        self._queue(["history", "history_context"], turn_id)
+        self.audit.append(entry)
+        return True
+
     def put_turn(self, turn: Turn, entry: AuditEntry,
                  vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
         self.turns[(turn.conversation_id, turn.turn_index)] = turn

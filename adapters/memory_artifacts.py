@@ -7,6 +7,7 @@ from typing import Any
 
 from adapters.memory import InMemoryMetadataStore
 from adapters.lexical_context import turn_contexts
+from domain.access.privacy import audience
 from adapters.memory_lexical import bm25, bm25_with_context, filtered, substrings
 from domain.errors import StorageError
 from dataclasses import replace
@@ -162,7 +163,7 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
             return bm25(filtered(self._records(collection), where), words, limit)
         contexts: dict[str, str] = {}
         for conversation in {t.conversation_id for t in self.turns.values()}:
-            contexts.update(turn_contexts([(t.id, t.turn_index, t.content) for t in self.turns.values()
+            contexts.update(turn_contexts([(t.id, t.turn_index, t.content, audience(t)) for t in self.turns.values()
                                            if t.conversation_id == conversation]))
         docs = {k: (text, contexts.get(k, "")) for k, text in filtered(self._records(collection), where).items()}
         return bm25_with_context(docs, words, limit, context_weight)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -14,15 +13,15 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters.fts import Doc, LexicalBackend, SqliteFts5
-from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_base import metadata
+from adapters.sqlalchemy_turns import SqlTurns, turn_docs
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
-    _memory, _profile, _profile_columns, _profile_values, _turn, access_values, add_access_columns, audit, memories,
+    _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns, audit, memories,
     put_meta, store_meta, turns,
 )
 from adapters.sqlalchemy_vectors import SqlVectorOutbox, backfill_access, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
-from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, Turn, VectorRecord
+from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
 from domain.validation import epoch
 
@@ -50,7 +49,7 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
+class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
     """Rows, their lexical index entries, their vectors, the outbox and the audit entries: one transaction."""
 
     def __init__(self, engine: Engine) -> None:
@@ -94,13 +93,7 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
         for record_id, content in conn.execute(select(memories.c.id, memories.c.content)):
             yield "memory", Doc(record_id, None, None, content)
-        rows = conn.execute(select(turns.c.conversation_id, turns.c.id, turns.c.turn_index, turns.c.content)
-                            .order_by(turns.c.conversation_id, turns.c.turn_index)).tuples()
-        for _, group in itertools.groupby(rows, key=lambda row: row[0]):
-            conversation = [(tid, index, content) for _, tid, index, content in group]
-            contexts = turn_contexts(conversation)
-            for tid, _, content in conversation:
-                yield "history", Doc(tid, None, None, content, contexts[tid])
+        yield from turn_docs(conn)
 
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
                        where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
@@ -168,65 +161,18 @@ class SqlMetadataStore(SqlVectorOutbox, MetadataStore, AuditLog, LexicalIndex):
         with self._read() as conn:
             return set(conn.execute(select(memories.c.id)).scalars())
 
-    def put_turn(self, turn: Turn, entry: AuditEntry,
-                 vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
-        with self._write() as conn:
-            old = conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
-                                                   turns.c.turn_index == turn.turn_index).returning(turns.c.id))
-            self._lexical.unindex_records(conn, "history", [turn.id, *old.scalars().all()])
-            conn.execute(insert(turns).values(
-                id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
-                content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
-                content_hash=turn.content_hash, **_profile_values(turn.profile), **access_values(turn)))
-            self._index_turns_around(conn, turn)
-            for collection, records in (vectors or {}).items():
-                drop_vectors(conn, [collection], turn.id)
-                put_vectors(conn, collection, turn.id, records)
-            queue(conn, sorted(vectors or {}), turn.id)
-            self._append(conn, entry)
+    def expired_items(self, collection: str, now: float, limit: int) -> list[str]:
+        table = {"memory": memories, "history": turns}[collection]
+        query = (select(table.c.id).where(table.c.expires_epoch <= now)
+                 .order_by(table.c.expires_epoch, table.c.id).limit(limit))
+        with self._read() as conn:
+            return list(conn.execute(query).scalars())
 
     def replace_vectors(self, collection: str, owner: str, records: Sequence[VectorRecord]) -> None:
         with self._write() as conn:
             drop_vectors(conn, [collection], owner)
             put_vectors(conn, collection, owner, records)
             queue(conn, [collection], owner)
-
-    def _index_turns_around(self, conn: Connection, turn: Turn) -> None:
-        """(Re)index a turn and the neighbours whose context holds its words, in the caller's transaction."""
-        reach = CONTEXT_TURNS
-        low, high = max(0, turn.turn_index - 2 * reach), min(2**31 - 1, turn.turn_index + 2 * reach)  # 32-bit column
-        nearby = conn.execute(select(turns.c.id, turns.c.turn_index, turns.c.content).where(
-            turns.c.conversation_id == turn.conversation_id,
-            turns.c.turn_index.between(low, high))).tuples().all()
-        contexts = turn_contexts(nearby)
-        window = [(tid, content) for tid, index, content in nearby if abs(index - turn.turn_index) <= reach]
-        self._lexical.unindex_records(conn, "history", [tid for tid, _ in window if tid != turn.id])
-        self._lexical.index(conn, "history", [Doc(tid, None, None, content, contexts[tid]) for tid, content in window])
-
-    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
-        with self._read() as conn:
-            row = conn.execute(select(turns).where(turns.c.conversation_id == conversation_id,
-                                                   turns.c.turn_index == turn_index)).mappings().first()
-        return _turn(row) if row else None
-
-    def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]:
-        if not ids:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute(select(turns).where(turns.c.id.in_(list(ids)))).mappings().all()
-        return {row["id"]: _turn(row) for row in rows}
-
-    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
-        query = (select(turns).where(turns.c.conversation_id == conversation_id)
-                 .order_by(turns.c.turn_index.desc()).limit(limit))
-        if before is not None:
-            query = query.where(turns.c.turn_index < before)
-        with self._read() as conn:
-            return [_turn(row) for row in reversed(conn.execute(query).mappings().all())]
-
-    def turn_hashes(self) -> dict[str, str]:
-        with self._read() as conn:
-            return dict(conn.execute(select(turns.c.id, turns.c.content_hash)).tuples().all())
 
     def append(self, entry: AuditEntry) -> None:
         with self._write() as conn:

@@ -17,7 +17,7 @@ from domain.access.guard import GuardedStore
 from domain.pieces import PieceSplitter
 from domain.validation import require_choice
 from domain.upkeep.health import EmbeddingHealth
-from domain.upkeep.retention import ExpireArtifacts, ResolveArtifact
+from domain.upkeep.retention import ExpireItems, ResolveArtifact
 from domain.history.usecases import AppendTurn, GetHistory
 from domain.artifacts.usecases import DeleteArtifact, GetArtifact
 from domain.artifacts.ingest import IngestArtifact
@@ -199,7 +199,7 @@ class UseCases(containers.DeclarativeContainer):
     get_artifact = providers.Factory(GetArtifact, store=adapters.store, identity=identity)
     delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store, identity=identity)
     resolve_artifact = providers.Factory(ResolveArtifact, store=adapters.store, locks=adapters.store, identity=identity)
-    expire_artifacts = providers.Factory(ExpireArtifacts, store=adapters.store, locks=adapters.store)
+    expire_items = providers.Factory(ExpireItems, store=adapters.store, locks=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)

@@ -19,7 +19,7 @@ from domain.errors import ConfigurationError, MemtroveError
 from domain.model import IngestJob
 from domain.artifacts.resume import ResumeIngests
 from domain.documents.usecases import ItemWriter
-from domain.upkeep.retention import ExpireArtifacts
+from domain.upkeep.retention import ExpireItems
 from adapters.metrics import Metrics, outbox_backlog
 from domain.upkeep.vector_sync import SyncVectors
 
@@ -107,7 +107,7 @@ class Runtime:
             # Jobs open before any call of this process ran: orphans of a crash (on SQLite, taken at once).
             orphans = self.app.adapters.store().open_jobs()
             writer = self.app.use_cases.item_writer()
-            expire = self.app.use_cases.expire_artifacts()
+            expire = self.app.use_cases.expire_items()
             self._spawn("memtrove-vectors", lambda: self._sync_loop(sync))
             self._spawn("memtrove-resume", lambda: self._resume_loop(resume, orphans))
             self._spawn("memtrove-documents", lambda: self._documents_loop(writer))
@@ -186,7 +186,7 @@ class Runtime:
                     return
             self._stop.wait(every)
 
-    def _retention_loop(self, expire: ExpireArtifacts) -> None:
+    def _retention_loop(self, expire: ExpireItems) -> None:
         """Remove expired items everywhere (reads already hide them), once per round across replicas."""
         while not self._stop.is_set():
             try:

@@ -101,7 +101,6 @@ class IngestArtifact:
         fields |= owned(self.identity(), fields["visibility_scope"], request.visible_to)
         if request.shared_with is not None:
             fields |= {"owner": LOCAL_USER, "acl": tuple(sorted({f"u:{LOCAL_USER}", *request.shared_with}))}
-        expiry(fields["retention_policy"], 0.0, request.retention_days)  # checked now; reckoned from its time
         if request.retention_days is not None:
             fields["retention_days"] = request.retention_days
         chunker = self._chunker(request.chunker, fields, content)

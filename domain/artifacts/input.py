@@ -8,7 +8,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from domain.errors import ValidationError
-from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES
+from domain.access.privacy import Privacy
+from domain.model import ARTIFACT_TYPES
 from domain.validation import optional_text, parse_timestamp, require_choice, require_text
 
 MAX_CONTENT = 10_000_000  # bytes of UTF-8: "10 MB" is a size, and a character can take up to 4 bytes
@@ -66,9 +67,8 @@ def validate(request: IngestRequest) -> dict[str, Any]:
         "author": optional_text("author", request.author, 200),
         "participants": tuple(participants or ()),
         "ts": parse_timestamp("ts", request.ts) if request.ts is not None else None,
-        "sensitivity": require_choice("sensitivity", request.sensitivity, SENSITIVITIES),
-        "visibility_scope": require_choice("visibility_scope", request.visibility_scope, VISIBILITY_SCOPES),
-        "retention_policy": require_choice("retention_policy", request.retention_policy, RETENTION_POLICIES),
+        **Privacy(request.sensitivity, request.visibility_scope, request.retention_policy, request.visible_to,
+                  request.retention_days).checked(),
         "labels": dict(request.labels or {}),
         "keep_whole": bool(request.keep_whole),
     }

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
-from domain.access.rules import access_fields, access_metadata, owned, visible
+from domain.access.privacy import Privacy, audience
+from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import MemtroveError, ValidationError
 from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
@@ -31,6 +32,7 @@ class AppendTurnRequest:
     content: str
     turn_index: int
     ts: str | None = None
+    privacy: Privacy = Privacy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,32 +62,40 @@ class AppendTurn:
         content = require_text("content", request.content, 50_000)
         index = require_int("turn_index", request.turn_index, 0, MAX_TURN_INDEX)
         ts = parse_timestamp("ts", request.ts) if request.ts is not None else None
+        request.privacy.checked()
         with self.locks.hold(turn_id(conversation_id, index)):
-            return self._append(conversation_id, role, content, index, ts)
+            return self._append(conversation_id, role, content, index, ts, request.privacy)
 
-    def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None) -> AppendResult:
+    def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None,
+                privacy: Privacy) -> AppendResult:
+        context = self.identity()
         digest = content_hash(content)
         existing = self.store.get_turn(conversation_id, index)
-        if existing is not None and not visible(access_fields(existing), self.identity(), 0.0):
+        latest = self.store.recent_turns(conversation_id, 1)
+        if any(t.owner != context.principal.user_id for t in (*latest, *([existing] if existing else []))):
+            # A conversation is its writer's: nobody else adds turns read beside (and after) theirs.
             raise ValidationError("conversation_id", f"conversation_id {conversation_id!r} is another caller's: "
                                                      "use a conversation_id of your own")
-        if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts):
+        if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts) \
+                and _same_access(existing, privacy.fields(context, epoch(existing.ts))):
             return AppendResult(existing, "unchanged")
+        stamp = ts or self.clock()
         turn = Turn(
             id=turn_id(conversation_id, index), conversation_id=conversation_id, role=role,
-            content=content, turn_index=index, ts=ts or self.clock(),
+            content=content, turn_index=index, ts=stamp,
             token_count=self.tokenizer.count(content), content_hash=digest,
-            profile=self.embedder.profile, **owned(self.identity(), "me"),
+            profile=self.embedder.profile, **privacy.fields(context, epoch(stamp)),
         )
         meta = turn_metadata(turn)
         pieces = self.split(content)
         before = self.store.get_turn(conversation_id, index - 1) if index > 0 else None
+        if before is not None and audience(before) != audience(turn):
+            before = None  # read alone: a turn's context holds only turns its readers may read too
         in_context = self.split(read_after(before, content)) if before else []
         records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
         plain, contextual = records[:len(pieces)], records[len(pieces):] or records[:len(pieces)]
         status = "replaced" if existing else "appended"
-        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), self.identity(),
-                                             pieces=len(plain)),
+        self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), context, pieces=len(plain)),
                             {COLLECTION: plain, CONTEXT_COLLECTION: contextual})
         if index < MAX_TURN_INDEX:  # locks taken in turn order: no two appends wait on each other
             with self.locks.hold(turn_id(conversation_id, index + 1)):
@@ -99,12 +109,17 @@ class AppendTurn:
         """
         if after is None:
             return
+        text = read_after(turn, after.content) if audience(after) == audience(turn) else after.content
         try:
-            records = embed_pieces(self.embedder, after.id, after.content_hash,
-                                   self.split(read_after(turn, after.content)), turn_metadata(after))
+            records = embed_pieces(self.embedder, after.id, after.content_hash, self.split(text),
+                                   turn_metadata(after))
             self.store.replace_vectors(CONTEXT_COLLECTION, after.id, records)
         except MemtroveError:
             return
+
+
+def _same_access(turn: Turn, fields: dict[str, object]) -> bool:
+    return all(getattr(turn, name) == value for name, value in fields.items())
 
 
 def turn_metadata(turn: Turn) -> dict[str, object]:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
-from domain.access.rules import access_fields, access_metadata, owned, visible
+from domain.access.privacy import Privacy
+from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
@@ -26,6 +27,7 @@ class StoreMemoryRequest:
     type: str
     confidence: float
     conversation_id: str | None = None
+    privacy: Privacy = Privacy()
 
 
 def memory_metadata(memory: Memory) -> dict[str, object]:
@@ -50,16 +52,18 @@ class StoreMemory:
         kind = require_choice("type", request.type, MEMORY_TYPES)
         confidence = require_unit_float("confidence", request.confidence)
         conversation_id = optional_text("conversation_id", request.conversation_id, 100)
+        context, ts = self.identity(), self.clock()
+        access = request.privacy.fields(context, epoch(ts))
         pieces = self.split(content)
         memory = Memory(
             id=new_memory_id(), content=content, type=kind, confidence=confidence,
-            ts=self.clock(), conversation_id=conversation_id,
+            ts=ts, conversation_id=conversation_id,
             token_count=self.tokenizer.count(content),
-            profile=self.embedder.profile, **owned(self.identity(), "me"),
+            profile=self.embedder.profile, **access,
         )
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, memory_metadata(memory))
-        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, self.identity(),
-                                                  pieces=len(records)),
+        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], memory.ts, context,
+                                            pieces=len(records)),
                               records)
         return memory
 

@@ -39,9 +39,18 @@ class MetadataStore(Protocol):
 
     def memory_ids(self) -> set[str]: ...
 
+    def expired_items(self, collection: str, now: float, limit: int) -> list[str]:
+        """Ids of memories (``memory``) or turns (``history``) whose ``expires_epoch`` is at or before
+        ``now``, soonest expired first."""
+        ...
+
     def put_turn(self, turn: Turn, entry: AuditEntry,
                  vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
         """The turn (replacing the one at its position) with its vectors per collection, at once."""
+        ...
+
+    def delete_turn(self, turn_id: str, entry: AuditEntry) -> bool:
+        """The turn, its lexical entries (its words in its neighbours' too) and its vectors, at once."""
         ...
 
     def replace_vectors(self, collection: str, owner: str, records: Sequence[VectorRecord]) -> None:

@@ -1,4 +1,4 @@
-"""Retention (spec 000 §3.2.2): expired artifacts are removed everywhere, once, audited; an item whose
+"""Retention (spec 000 §3.2.2): expired artifacts, memories and turns are removed everywhere, once, audited; an item whose
 policy is ``until_resolved`` expires when it is resolved. (Reads never return an expired item even
 before the sweep: the access rule holds them to their expiry.)"""
 
@@ -14,16 +14,16 @@ from domain.access.rules import access_fields, visible
 from domain.artifacts.usecases import check_artifact_id
 from domain.common import Clock, audit, denied, utc_now
 from domain.errors import NotFoundError, ValidationError
-from domain.model import RequestContext
+from domain.model import AuditEntry, RequestContext
 from domain.ports import ArtifactStore, KeyLocks
 
 SWEEP_LOCK = "retention-sweep"
 
 
 @dataclass(frozen=True, slots=True)
-class ExpireArtifacts:
-    """One sweep: every expired artifact deleted (vectors, lexical entries, chunks), each audited as
-    "expired" by the server; serialised across processes and replicas by the store's lock."""
+class ExpireItems:
+    """One sweep: every expired artifact (vectors, lexical entries, chunks), memory and turn deleted,
+    each audited as "expired" by the server; serialised across processes and replicas by the store's lock."""
 
     store: ArtifactStore
     locks: KeyLocks
@@ -32,16 +32,25 @@ class ExpireArtifacts:
     batch: int = 200
 
     def __call__(self) -> int:
-        removed = 0
         with self.locks.hold(SWEEP_LOCK):
-            while ids := self.store.expired_artifacts(self.now(), self.batch):
-                for art_id in ids:
-                    with self.locks.hold(art_id):
-                        entry = audit("expired", "artifact", [art_id], self.clock(), "retention")
-                        if self.store.delete_artifact(art_id, entry) is not None:
-                            removed += 1
-                if len(ids) < self.batch:
-                    break
+            return (self._sweep("artifact", self.store.expired_artifacts, self.store.delete_artifact)
+                    + self._sweep("memory", self._expired("memory"), self.store.delete_memory)
+                    + self._sweep("history", self._expired("history"), self.store.delete_turn))
+
+    def _expired(self, collection: str) -> Callable[[float, int], list[str]]:
+        return lambda now, limit: self.store.expired_items(collection, now, limit)
+
+    def _sweep(self, collection: str, expired: Callable[[float, int], list[str]],
+               delete: Callable[[str, AuditEntry], object]) -> int:
+        removed = 0
+        while ids := expired(self.now(), self.batch):
+            for item_id in ids:
+                with self.locks.hold(item_id):
+                    entry = audit("expired", collection, [item_id], self.clock(), "retention")
+                    gone = delete(item_id, entry)  # artifacts: None when gone already; else False
+                    removed += gone is not None and gone is not False
+            if len(ids) < self.batch:
+                break
         return removed
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
 from domain.errors import MemtroveError, ValidationError
-from domain.model import Hit, Memory, Turn
+from domain.access.rules import NEVER
+from domain.model import Hit, Memory, Owned, Turn
 
 
 def ok(structured: dict[str, Any], text: str) -> CallToolResult:
@@ -50,7 +52,8 @@ def shown_text(h: Hit) -> str:
 
 def memory(m: Memory) -> dict[str, Any]:
     return {"id": m.id, "type": "memory", "memory_type": m.type, "confidence": m.confidence, "ts": m.ts,
-            "conversation_id": m.conversation_id, "token_count": m.token_count, **m.profile.as_metadata()}
+            "conversation_id": m.conversation_id, "token_count": m.token_count, **m.profile.as_metadata(),
+            **privacy(m)}
 
 
 def memory_line(h: Hit, with_score: bool) -> str:
@@ -62,7 +65,19 @@ def memory_line(h: Hit, with_score: bool) -> str:
 
 def turn(t: Turn) -> dict[str, Any]:
     return {"id": t.id, "conversation_id": t.conversation_id, "role": t.role, "content": t.content,
-            "turn_index": t.turn_index, "ts": t.ts, "token_count": t.token_count}
+            "turn_index": t.turn_index, "ts": t.ts, "token_count": t.token_count, **privacy(t)}
+
+
+_DEFAULTS = {"sensitivity": "normal", "visibility_scope": "me", "retention_policy": "forever"}
+
+
+def privacy(item: Owned) -> dict[str, Any]:
+    """An item's privacy fields that differ from the spec's defaults, and when it expires if it does."""
+    shown: dict[str, Any] = {k: getattr(item, k) for k, v in _DEFAULTS.items() if getattr(item, k) != v}
+    if item.expires_epoch < NEVER:
+        shown["expires_at"] = datetime.fromtimestamp(item.expires_epoch, timezone.utc).isoformat(
+            timespec="seconds").replace("+00:00", "Z")
+    return shown
 
 
 def as_json(value: dict[str, Any]) -> str:

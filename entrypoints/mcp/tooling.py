@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from domain.errors import MemtroveError, ValidationError
+from domain.model import RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES
 from entrypoints.mcp import render
 
 
@@ -36,6 +37,17 @@ Profile = Annotated[str | None, Field(
 PerArtifact = Annotated[int | None, Field(
     description="Results one document may take, 1-10: several passages of one document (server default "
                 "when omitted, MEMTROVE_PER_ARTIFACT)")]
+
+# Who may see an item a tool writes (spec 000's privacy fields, their defaults as there).
+Sensitivity = Annotated[str, Field(description="normal, sensitive or highly_sensitive (who may read it: by clearance)",
+                                   json_schema_extra={"enum": list(SENSITIVITIES)})]
+Visibility = Annotated[str, Field(description="me, team, org or custom (visible_to)",
+                                  json_schema_extra={"enum": list(VISIBILITY_SCOPES)})]
+Retention = Annotated[str, Field(description="forever, 1y, until_resolved or custom (retention_days)",
+                                 json_schema_extra={"enum": list(RETENTION_POLICIES)})]
+VisibleTo = Annotated[list[str] | None, Field(
+    description="custom visibility: user ids and team:<name> entries, at most 50")]
+RetentionDays = Annotated[int | None, Field(description="custom retention: days after its time, 1-36500")]
 
 
 def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations | None = None,

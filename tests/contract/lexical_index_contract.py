@@ -127,6 +127,25 @@ class LexicalIndexContract:
         heavier = {m.record_id: m.score for m in store.lexical_search("history", ["aquarium"], 10, None, 0.9)}
         assert heavier["c1_turn_1"] > with_context["c1_turn_1"]
 
+    def test_a_turn_holds_only_the_words_of_neighbours_with_its_audience(self, store) -> None:
+        """A turn open to a team is not found by the words of a private turn beside it (nor the reverse)."""
+        team = {"acl": ("t:eng", "u:alice"), "visibility_scope": "team", "owner": "alice"}
+        store.put_turn(dataclasses.replace(turn("c1", 0, "my private salary figure"), acl=("u:alice",),
+                                           owner="alice"), AUDIT)
+        store.put_turn(dataclasses.replace(turn("c1", 1, "the sprint review moved"), **team), AUDIT)
+        store.put_turn(dataclasses.replace(turn("c1", 2, "to thursday afternoon"), **team), AUDIT)
+        assert ids(store.lexical_search("history", ["salary"], 10)) == ["c1_turn_0"]
+        assert ids(store.lexical_search("history", ["sprint"], 10)) == ["c1_turn_1", "c1_turn_2"]
+        store.put_turn(dataclasses.replace(turn("c1", 0, "my private salary figure"), **team), AUDIT)
+        assert set(ids(store.lexical_search("history", ["salary"], 10))) == {"c1_turn_0", "c1_turn_1", "c1_turn_2"}
+
+    def test_a_deleted_turn_leaves_its_neighbours_entries(self, store) -> None:
+        for i, line in enumerate(["we booked the ferry", "for the island trip", "in july"]):
+            store.put_turn(turn("c1", i, line), AUDIT)
+        store.delete_turn("c1_turn_0", AUDIT)
+        assert store.lexical_search("history", ["ferry"], 10) == []
+        assert ids(store.lexical_search("history", ["island"], 10)) == ["c1_turn_1", "c1_turn_2"]
+
     def test_exact_tokens_match_code_like_substrings(self, store) -> None:
         store.add_memory(memory("mem_a", "The crash comes from get_user_by_id in src/app/users.py"), AUDIT)
         store.add_memory(memory("mem_b", "A user asked for an ID card"), AUDIT)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
@@ -86,6 +88,26 @@ class MetadataStoreContract:
         assert [t.turn_index for t in store.recent_turns("c1", 50)] == [0, 1, 2, 3, 4]
         assert store.recent_turns("nobody", 5) == []
         assert set(store.get_turns(["c1_turn_1", "c2_turn_0", "x"])) == {"c1_turn_1", "c2_turn_0"}
+
+    def test_expired_memories_and_turns_are_listed_soonest_first(self, store: MetadataStore) -> None:
+        store.add_memory(dataclasses.replace(memory("mem_a"), expires_epoch=200.0), entry("store", "mem_a"))
+        store.add_memory(dataclasses.replace(memory("mem_b"), expires_epoch=100.0), entry("store", "mem_b"))
+        store.add_memory(memory("mem_c"), entry("store", "mem_c"))  # never expires
+        store.put_turn(dataclasses.replace(turn("c1", 0), expires_epoch=150.0), entry("appended", "c1_turn_0"))
+        store.put_turn(turn("c1", 1), entry("appended", "c1_turn_1"))
+        assert store.expired_items("memory", 99.0, 10) == []
+        assert store.expired_items("memory", 200.0, 10) == ["mem_b", "mem_a"]
+        assert store.expired_items("memory", 1e12, 1) == ["mem_b"]
+        assert store.expired_items("history", 1e12, 10) == ["c1_turn_0"]
+
+    def test_delete_turn_removes_it_and_only_it(self, store: MetadataStore) -> None:
+        for i in range(3):
+            store.put_turn(turn("c1", i, f"words {i}"), entry("appended", f"c1_turn_{i}"))
+        assert store.delete_turn("c1_turn_1", entry("expired", "c1_turn_1")) is True
+        assert store.delete_turn("c1_turn_1", entry("expired", "c1_turn_1")) is False
+        assert [t.turn_index for t in store.recent_turns("c1", 10)] == [0, 2]
+        assert store.get_turns(["c1_turn_1"]) == {} and set(store.turn_hashes()) == {"c1_turn_0", "c1_turn_2"}
+        assert [e.action for e in store.recent(2)] == ["expired", "appended"]
 
     def test_every_write_is_audited_without_content(self, store: MetadataStore) -> None:
         store.add_memory(memory("mem_a", content="secret words"), entry("store", "mem_a"))

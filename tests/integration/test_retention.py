@@ -12,7 +12,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.usecases import GetArtifact
 from domain.errors import NotFoundError, ValidationError
 from domain.model import ChunkSpec
-from domain.upkeep.retention import ExpireArtifacts, ResolveArtifact
+from domain.upkeep.retention import ExpireItems, ResolveArtifact
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import catalog
 
@@ -52,10 +52,10 @@ def test_expired_artifacts_are_hidden_then_swept_once(w) -> None:
     assert read(yearly).artifact is not None
     with pytest.raises(NotFoundError):
         read(weekly)  # expired, not swept yet: never returned
-    sweep = ExpireArtifacts(w.store, w.store, now=lambda: T2020 + 30 * 86_400.0)
+    sweep = ExpireItems(w.store, w.store, now=lambda: T2020 + 30 * 86_400.0)
     assert sweep() == 1 and sweep() == 0
     assert w.store.get_artifact(weekly) is None and w.store.get_artifact(yearly) is not None
-    assert ExpireArtifacts(w.store, w.store, now=lambda: T2020 + 2 * YEAR)() == 1
+    assert ExpireItems(w.store, w.store, now=lambda: T2020 + 2 * YEAR)() == 1
     assert w.store.get_artifact(kept) is not None
     assert [(e.action, e.actor) for e in w.store.recent(10) if e.action == "expired"] == [
         ("expired", "retention"), ("expired", "retention")]
@@ -63,7 +63,7 @@ def test_expired_artifacts_are_hidden_then_swept_once(w) -> None:
 
 def test_until_resolved_expires_when_resolved_by_someone_who_sees_it(w) -> None:
     open_item, other = put(w, "u", "until_resolved"), put(w, "f", "forever")
-    assert ExpireArtifacts(w.store, w.store)() == 0
+    assert ExpireItems(w.store, w.store)() == 0
     stranger = ResolveArtifact(w.store, w.store, identity=lambda: RequestContext(Principal("mallory")))
     with pytest.raises(NotFoundError):
         stranger(open_item)
@@ -76,3 +76,31 @@ def test_until_resolved_expires_when_resolved_by_someone_who_sees_it(w) -> None:
     with pytest.raises(ValidationError) as days:
         put(w, "bad", "custom", 0)
     assert days.value.field == "retention_days"
+
+
+def test_memories_and_turns_expire_like_artifacts(w) -> None:
+    from domain.access.privacy import Privacy
+    from domain.history.usecases import AppendTurn, AppendTurnRequest, GetHistory
+    from domain.memories.usecases import ListMemories, StoreMemory, StoreMemoryRequest
+
+    at_2020 = lambda: "2020-01-01T00:00:00Z"  # noqa: E731 - the clock the items are written by
+    store_memory = StoreMemory(w.embedder, w.store, w.split, w.tokenizer, clock=at_2020)
+    weekly = store_memory(StoreMemoryRequest("The ferry leaves at nine", "fact", 0.9,
+                                             privacy=Privacy(retention_policy="custom", retention_days=7)))
+    kept = store_memory(StoreMemoryRequest("The island has one bakery", "fact", 0.9, privacy=Privacy()))
+    append = AppendTurn(w.embedder, w.store, w.store, w.split, w.tokenizer, clock=at_2020)
+    for index, text in enumerate(["we booked the ferry", "for the island trip"]):
+        append(AppendTurnRequest("trip", "user", text, index, privacy=Privacy(retention_policy="1y")))
+    later = T2020 + 30 * 86_400.0
+    listed = ListMemories(w.store, (), now=lambda: later)()
+    assert [h.id for h in listed.items] == [kept.id]  # expired, not swept yet: never returned
+    assert len(GetHistory(w.store, (), now=lambda: later)("trip").items) == 2
+    assert [t.id for t in GetHistory(w.store, (), now=lambda: T2020 + 2 * YEAR)("trip").items] == []
+    assert ExpireItems(w.store, w.store, now=lambda: later)() == 1
+    assert w.store.get_memories([weekly.id, kept.id]) == {kept.id: kept}
+    assert w.store.lexical_search("memory", ["ferry"], 5) == []
+    assert ExpireItems(w.store, w.store, now=lambda: T2020 + 2 * YEAR)() == 2
+    assert w.store.recent_turns("trip", 10) == [] and w.store.lexical_search("history", ["island"], 5) == []
+    expired = [e for e in w.store.recent(20) if e.action == "expired"]
+    assert sorted(e.collection for e in expired) == ["history", "history", "memory"]
+    assert all(e.actor == "retention" for e in expired)

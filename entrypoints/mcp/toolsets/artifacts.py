@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from domain.model import ARTIFACT_TYPES, RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES, IngestJob
+from domain.model import ARTIFACT_TYPES, SENSITIVITIES, VISIBILITY_SCOPES, IngestJob
 from domain.artifacts.input import IngestRequest
 from domain.artifacts.ingest import IngestResult
 from domain.artifacts.ingest import IngestArtifact
@@ -17,7 +17,9 @@ from domain.artifacts.usecases import DeleteArtifact, GetArtifact
 from domain.search.usecases import ArtifactSearch
 from entrypoints.mcp import render
 from entrypoints.mcp.long_calls import StillRunning, run_long
-from entrypoints.mcp.tooling import Mode, PerArtifact, Profile
+from entrypoints.mcp.tooling import (
+    Mode, PerArtifact, Profile, Retention, RetentionDays, Sensitivity, Visibility, VisibleTo,
+)
 from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
 from entrypoints.mcp.toolsets.search import render_results
 
@@ -44,18 +46,14 @@ class ArtifactTools(Toolbox):
         author: Annotated[str | None, Field(description="Primary author, 1-200 chars")] = None,
         participants: Annotated[list[str] | None, Field(description="All participants, at most 100")] = None,
         ts: Annotated[str | None, Field(description="When it happened, ISO-8601 (default: now)")] = None,
-        sensitivity: Annotated[str, Field(description="normal, sensitive or highly_sensitive",
-                                          json_schema_extra=enum(SENSITIVITIES))] = "normal",
-        visibility_scope: Annotated[str, Field(description="me, team, org or custom",
-                                               json_schema_extra=enum(VISIBILITY_SCOPES))] = "me",
-        retention_policy: Annotated[str, Field(description="forever, 1y, until_resolved or custom",
-                                               json_schema_extra=enum(RETENTION_POLICIES))] = "forever",
+        sensitivity: Sensitivity = "normal",
+        visibility_scope: Visibility = "me",
+        retention_policy: Retention = "forever",
         chunker: Annotated[str | None, Field(
             description="auto (by type and content), token-window, markdown, rst, email, chat, code or a plugin's "
                         "chunker (default: the server's, normally auto)")] = None,
-        visible_to: Annotated[list[str] | None, Field(
-            description="custom visibility: user ids and team:<name> entries, at most 50")] = None,
-        retention_days: Annotated[int | None, Field(description="custom retention: days from ts, 1-36500")] = None,
+        visible_to: VisibleTo = None,
+        retention_days: RetentionDays = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         request = IngestRequest(artifact_type, source_system, content, source_id, source_url, title, author,

@@ -7,10 +7,12 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from domain.access.privacy import Privacy
 from domain.history.usecases import AppendTurn, AppendTurnRequest, GetHistory
 from domain.model import ROLES
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
+from entrypoints.mcp.tooling import Retention, RetentionDays, Sensitivity, Visibility, VisibleTo
 
 _SAID = {"appended": "Appended turn {i} to {c}", "replaced": "Replaced turn {i} of {c}",
          "unchanged": "Turn {i} of {c} already stored (unchanged)"}
@@ -28,8 +30,14 @@ class HistoryTools(Toolbox):
         content: Annotated[str, Field(description="Message content, 1-50000 characters")],
         turn_index: Annotated[int, Field(description="Turn number, >= 0")],
         ts: Annotated[str | None, Field(description="When the turn happened, ISO-8601 (default: now)")] = None,
+        sensitivity: Sensitivity = "normal",
+        visibility_scope: Visibility = "me",
+        retention_policy: Retention = "forever",
+        visible_to: VisibleTo = None,
+        retention_days: RetentionDays = None,
     ) -> CallToolResult:
-        result = self.use(AppendTurn)()(AppendTurnRequest(conversation_id, role, content, turn_index, ts))
+        privacy = Privacy(sensitivity, visibility_scope, retention_policy, visible_to, retention_days)
+        result = self.use(AppendTurn)()(AppendTurnRequest(conversation_id, role, content, turn_index, ts, privacy))
         t = result.turn
         body = {k: v for k, v in render.turn(t).items() if k != "content"}
         return render.ok({**body, "status": result.status},

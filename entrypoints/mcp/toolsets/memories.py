@@ -7,12 +7,13 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from domain.access.privacy import Privacy
 from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory, StoreMemoryRequest
 from domain.model import MEMORY_TYPES
 from domain.search.usecases import SearchMemories, SearchMemoriesRequest
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
-from entrypoints.mcp.tooling import Mode, Profile
+from entrypoints.mcp.tooling import Mode, Profile, Retention, RetentionDays, Sensitivity, Visibility, VisibleTo
 
 
 class MemoryTools(Toolbox):
@@ -26,8 +27,14 @@ class MemoryTools(Toolbox):
                                    json_schema_extra={"enum": list(MEMORY_TYPES)})],
         confidence: Annotated[float, Field(description="Confidence score, 0.0-1.0")],
         conversation_id: Annotated[str | None, Field(description="Optional context, up to 100 characters")] = None,
+        sensitivity: Sensitivity = "normal",
+        visibility_scope: Visibility = "me",
+        retention_policy: Retention = "forever",
+        visible_to: VisibleTo = None,
+        retention_days: RetentionDays = None,
     ) -> CallToolResult:
-        stored = self.use(StoreMemory)()(StoreMemoryRequest(content, type, confidence, conversation_id))
+        privacy = Privacy(sensitivity, visibility_scope, retention_policy, visible_to, retention_days)
+        stored = self.use(StoreMemory)()(StoreMemoryRequest(content, type, confidence, conversation_id, privacy))
         return render.ok(render.memory(stored), f"Stored memory [{stored.id}]: {render.preview(content, 60)}")
 
     @tool("Search memories by meaning and by words (fused); best matches first.", annotations=READ_ONLY)
