@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from adapters.memory_artifacts import InMemoryLexicalStore
+from adapters.vector_math import matches
+from domain.access.rules import access_metadata
 from adapters.memory_tokens import InMemoryTokens
 from adapters.memory_documents import InMemoryDocuments
 from domain.model import TAG_PREFIX, TAGS, Artifact, AuditEntry, EmbeddingProfile
-from domain.ports import ArtifactScopes, ReembedLedger
+from domain.ports import ArtifactScopes, Filter, ReembedLedger
 from domain.validation import epoch
 
 
@@ -42,9 +44,9 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
     def accesses(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         return {i: self.reads[i] for i in ids if i in self.reads}
 
-    def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
+    def artifact_counts(self, source_system: str | None = None, rule: Filter | None = None) -> tuple[int, int]:
         found = [a for a in self.get_artifacts(list(self.committed_versions())).values()
-                 if source_system is None or a.source_system == source_system]
+                 if source_system in (None, a.source_system) and matches(access_metadata(a), rule)]
         return len(found), sum(a.num_chunks for a in found)
 
     def storage_bytes(self) -> int:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Column, Connection, Integer, String, Table, and_, delete, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
-from adapters.fts import label_condition
+from adapters.fts import acl_condition, label_condition
 from adapters.sqlalchemy_artifacts import COMMITTED, SqlArtifactStore, _artifact, artifacts, chunks
 from adapters.sqlalchemy_base import metadata
 from domain.model import TAG_PREFIX, Artifact
-from domain.ports import ArtifactScopes
+from domain.access.rules import ACL_PREFIX
+from domain.ports import ArtifactScopes, Filter
 from domain.validation import epoch
 
 access = Table(
@@ -72,9 +74,10 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
             rows = conn.execute(select(access).where(access.c.artifact_id.in_(list(ids)))).all()
         return {row.artifact_id: (row.accessed_at, int(row.access_count)) for row in rows}
 
-    def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
-        committed = artifacts.c.status == COMMITTED
-        scope = and_(committed, artifacts.c.source_system == source_system) if source_system else committed
+    def artifact_counts(self, source_system: str | None = None, rule: Filter | None = None) -> tuple[int, int]:
+        scope = and_(artifacts.c.status == COMMITTED, *_rule_conditions(rule, self._engine.dialect.name))
+        if source_system:
+            scope = and_(scope, artifacts.c.source_system == source_system)
         with self._read() as conn:
             count = conn.execute(select(func.count()).select_from(artifacts).where(scope)).scalar() or 0
             parts = conn.execute(select(func.count()).select_from(chunks.join(artifacts, and_(
@@ -93,3 +96,17 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
 
     def _deleted(self, conn: Connection, artifact_id: str) -> None:
         conn.execute(delete(access).where(access.c.artifact_id == artifact_id))
+
+
+def _rule_conditions(rule: Filter | None, dialect: str) -> list[Any]:
+    """An access rule (access_filter's shape) as conditions on the artifacts table."""
+    if not rule:
+        return []
+    keys = {k[len(ACL_PREFIX):]: f"acl{n}" for n, clause in enumerate(rule["$or"]) for k in clause}
+    conditions: list[Any] = [text(acl_condition(list(keys.values()), dialect, row="artifacts")).bindparams(
+        **{param: key for key, param in keys.items()})]
+    if "sensitivity" in rule:
+        conditions.append(artifacts.c.sensitivity.in_(list(rule["sensitivity"]["$in"])))
+    if "expires_epoch" in rule:
+        conditions.append(artifacts.c.expires_epoch > rule["expires_epoch"]["$gt"])
+    return conditions

@@ -77,7 +77,7 @@ def _sql_store(engine: object) -> object:
 
 
 def _reembed(target_embedder: object, settings: Settings, active: object, store: object, chunker: object,
-             tokenizer: object) -> Reembed:
+             tokenizer: object, identity: object) -> Reembed:
     """Re-embedding into the profile of another embedder kind, into that profile's own collections."""
     from domain.upkeep.reembed import Reembed
 
@@ -87,7 +87,8 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     index = _vector_index(settings, profile)
     spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
     return Reembed(active=active, target=target, target_vectors=index, store=store, artifacts=store,  # type: ignore[arg-type]
-                   ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec))  # type: ignore[arg-type]
+                   ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec),  # type: ignore[arg-type]
+                   identity=identity)  # type: ignore[arg-type]
 
 
 def _projects() -> ProjectResolver:
@@ -184,7 +185,7 @@ class UseCases(containers.DeclarativeContainer):
     get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies,
                                    identity=identity)
     embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors,
-                                         catch_up=sync_vectors.provided.catch_up)
+                                         catch_up=sync_vectors.provided.catch_up, identity=identity)
 
     ingest_artifact = providers.ThreadSafeSingleton(
         IngestArtifact, embedder=adapters.embedder, store=adapters.store, locks=adapters.store,
@@ -205,13 +206,15 @@ class UseCases(containers.DeclarativeContainer):
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
     retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity)
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
-    artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=adapters.store)
+    # The store as the caller may see it: what the views (neighbour expansion, the toolsets) read through.
+    guarded = providers.Factory(GuardedStore, store=adapters.store, identity=identity)
+    artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=guarded)
     reembed = providers.Factory(_reembed, settings=settings, active=adapters.embedder.provided.profile,
-                                store=adapters.store, chunker=plugins.chunker, tokenizer=adapters.tokenizer)
-    hybrid_search = providers.Factory(HybridSearch, retrieve=retrieve, artifacts=adapters.store)
+                                store=adapters.store, chunker=plugins.chunker, tokenizer=adapters.tokenizer,
+                                identity=identity)
+    hybrid_search = providers.Factory(HybridSearch, retrieve=retrieve, artifacts=guarded)
 
     # Spec 001's session memory: views over the artifacts (one store, one retrieval), read as the caller may see them.
-    guarded = providers.Factory(GuardedStore, store=adapters.store, identity=identity)
     store_session_memory = providers.Factory(StoreSessionMemory, ingest=ingest_artifact)
     session_memories = providers.Factory(Memories, store=guarded, scopes=guarded)
     scoped_lookup = providers.Factory(ScopedLookup, scopes=guarded, memories=session_memories)
@@ -221,12 +224,12 @@ class UseCases(containers.DeclarativeContainer):
     section_search = providers.Factory(SectionSearch, fine=fine_search, store=guarded)
     session_memory_search = providers.Factory(MemorySearch, fine=fine_search, store=guarded, memories=session_memories)
     expand_chunk = providers.Factory(ExpandChunk, store=guarded)
-    reconstruct_memory = providers.Factory(Reconstruct, store=guarded)
-    get_session_memory = providers.Factory(GetSessionMemory, store=guarded, scopes=guarded)
+    reconstruct_memory = providers.Factory(Reconstruct, store=guarded, identity=identity)
+    get_session_memory = providers.Factory(GetSessionMemory, store=guarded, scopes=guarded, identity=identity)
     session_stats = providers.Factory(GetSessionStats, scopes=guarded)
     list_sessions = providers.Factory(ListSessions, scopes=guarded)
     load_task_context = providers.Factory(LoadTaskContext, scopes=guarded, memories=session_memories)
-    export_document = providers.Factory(ExportDocument, store=guarded, exporter=adapters.exporter)
+    export_document = providers.Factory(ExportDocument, store=guarded, exporter=adapters.exporter, identity=identity)
     delete_session_memory = providers.Factory(DeleteSessionMemory, store=guarded, delete=delete_artifact)
     # Spec 002's Zapomni tools: the same artifacts and retrieval; one latency meter per process.
     zapomni_meter = providers.ThreadSafeSingleton(LatencyMeter)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
-from domain.errors import EmbeddingError, MemtroveError, StorageError
+from domain.access.rules import NOT_VISIBLE, refusal
+from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import piece_id
 from domain.model import AuditEntry, Chunk, Hit, RequestContext, Vector, VectorRecord
 from domain.ports import Embedder, PrivacyPolicy
@@ -70,6 +71,19 @@ def apply_policies(policies: Sequence[PrivacyPolicy], hits: list[Hit], context: 
             raise StorageError(f"Privacy policy {getattr(policy, 'name', '?')!r} failed ({type(exc).__name__}); "
                                "nothing is returned without it") from exc
     return hits
+
+
+def check_change(audit_log: object, context: RequestContext, item: object | None, action: str, collection: str,
+                 item_id: str, noun: str, field: str, ts: str, now: float) -> None:
+    """Refuse (audited) a delete/resolve of an item the caller may not change: "not found" when it may
+    not see it (as for a missing one), a refusal naming the owner when it sees another's."""
+    why = None if item is None else refusal(item, context, now)
+    if why is None:
+        return
+    denied(audit_log, context, action, collection, item_id, why, ts)
+    if why == NOT_VISIBLE:
+        raise NotFoundError(f"{noun} {item_id} not found")
+    raise ValidationError(field, f"{noun} {item_id} is {getattr(item, 'owner')}'s: only its owner may {action} it")
 
 
 def denied(audit_log: object, context: RequestContext, action: str, collection: str, item_id: str, reason: str,

@@ -82,7 +82,8 @@ def http_authenticator(store: TokenStore, shared_token: str | None, shared_princ
 
 def local_until_tokens(store: TokenStore, local: Principal) -> Anonymous:
     """For a loopback server without MEMTROVE_HTTP_TOKEN (settings.check_serving): a request without a
-    valid secret is its local owner until a token exists; from then on, refused. Once seen, a token is
+    valid secret is its local owner until a token is made (revoking it later does not reopen the server:
+    a revoked token still counts); from then on, refused. Once seen, a token is
     assumed to exist for TOKENS_SEEN_FOR seconds without asking the store (a revoked secret is refused
     at once regardless: it is looked up on its own)."""
     seen = [float("-inf")]
@@ -90,7 +91,7 @@ def local_until_tokens(store: TokenStore, local: Principal) -> Anonymous:
     def anonymous() -> Principal | None:
         if time.monotonic() - seen[0] < TOKENS_SEEN_FOR:
             return None
-        if any(info.revoked_at is None for info in store.list_tokens()):
+        if store.list_tokens():  # once one was made (even if revoked since), tokens are required
             seen[0] = time.monotonic()
             return None
         return local

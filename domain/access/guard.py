@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from domain.access.principal import Identity
-from domain.access.rules import access_fields, visible
+from domain.access.rules import access_fields, access_filter, visible
 from domain.ids import artifact_of
 from domain.model import Artifact, ArtifactChunk
 
@@ -45,6 +45,10 @@ class GuardedStore:
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
         return self._store.chunk_window(artifact_id, first, last) if self.get_artifact(artifact_id) else []
+
+    def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
+        """Counts of what the caller may see only."""
+        return self._store.artifact_counts(source_system, access_filter(self._identity(), self._now()))
 
     def record_access(self, artifact_id: str, ts: str) -> tuple[str, int] | None:
         return self._store.record_access(artifact_id, ts) if self.get_artifact(artifact_id) else None

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from domain.access.principal import Principal, RequestContext, check_name
+from domain.access.principal import LOCAL_USER, Principal, RequestContext, check_name
 from domain.errors import ValidationError
 
 ACL_PREFIX = "acl:"  # an access key in index metadata: "acl:<key>": True (indexes filter on scalar fields)
 NEVER = 9.0e15  # expires_epoch of an item that does not expire (a number, so range filters apply)
 MAX_VISIBLE_TO = 50
+NOT_VISIBLE = "not visible to the caller"  # a denial's reason, audited; the caller is told "not found"
 
 
 def audience_keys(owner: Principal, visibility: str, custom: Sequence[str] = ()) -> tuple[str, ...]:
@@ -123,6 +124,23 @@ def owned(context: RequestContext, visibility: str, visible_to: object = None) -
     principal = context.principal
     custom = custom_keys(visible_to) if visibility == "custom" else ()
     return {"owner": principal.user_id, "acl": audience_keys(principal, visibility, custom)}
+
+
+def may_change(item: Any, context: RequestContext) -> bool:
+    """Whether a caller that sees an item may delete, resolve or overwrite it: its owner may; an item
+    of a project (the server's, shared with the project) any member of the project may."""
+    principal = context.principal
+    if item.owner == principal.user_id:
+        return True
+    projects = {key for key in item.acl if key.startswith("p:")}
+    return item.owner == LOCAL_USER and bool(projects & set(principal.audience))
+
+
+def refusal(item: Any, context: RequestContext, now: float) -> str | None:
+    """Why the caller may not change an item (None: it may): it cannot see it, or it is another's."""
+    if not visible(access_fields(item), context, now):
+        return NOT_VISIBLE
+    return None if may_change(item, context) else "another owner's"
 
 
 def access_metadata(item: Any) -> dict[str, Any]:

@@ -8,11 +8,11 @@ import re
 import secrets
 from dataclasses import dataclass, field
 
-from domain.access.principal import Principal
+from domain.access.principal import LOCAL_USER, Principal, check_name
 from domain.common import Clock, utc_now
-from domain.errors import NotFoundError
+from domain.errors import NotFoundError, ValidationError
 from domain.ports.identity import TokenInfo, TokenStore
-from domain.validation import optional_text, require_id, require_text
+from domain.validation import optional_text, require_id
 
 __all__ = ["Authenticate", "CreateToken", "IssuedToken", "ListTokens", "RevokeToken", "TokenInfo", "new_secret",
            "new_token_id", "token_hash"]
@@ -53,8 +53,11 @@ class CreateToken:
     clock: Clock = utc_now
 
     def __call__(self, principal: Principal, label: object = None) -> IssuedToken:
+        if principal.user_id == LOCAL_USER:
+            raise ValidationError("user_id", f"user_id {LOCAL_USER!r} is the server's own owner (stdio, the local "
+                                             "socket, the shared HTTP token): a token names another user")
         for project in principal.projects or ():
-            require_text("project", project, 100)
+            check_name("project", project)  # never "*": that key stands for every project
         issued = IssuedToken(new_token_id(), new_secret(), principal, optional_text("label", label, 200),
                              self.clock())
         self.store.add_token(issued.token_id, token_hash(issued.secret), principal, issued.label, issued.created_at)

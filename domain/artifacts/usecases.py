@@ -15,7 +15,7 @@ from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
 from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, label_fields
 from domain.ports import ArtifactStore, KeyLocks
-from domain.common import Clock, audit, denied, utc_now
+from domain.common import Clock, audit, check_change, denied, utc_now
 from domain.validation import epoch, require_id
 
 WHOLE, CHUNKS = "artifact", "chunk"  # vector collections: unchunked artifacts, and chunks
@@ -133,15 +133,14 @@ class DeleteArtifact:
     locks: KeyLocks
     clock: Clock = utc_now
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
+    now: Callable[[], float] = time.time
 
     def __call__(self, artifact_id: object) -> int:
         art_id = check_artifact_id(artifact_id)
         context = self.identity()
         with self.locks.hold(art_id):
-            found = self.store.get_artifact(art_id)
-            if found is not None and not visible(access_fields(found), context, 0.0):
-                denied(self.store, context, "delete", "artifact", art_id, "not visible to the caller", self.clock())
-                raise NotFoundError(f"Artifact {art_id} not found")
+            check_change(self.store, context, self.store.get_artifact(art_id), "delete", "artifact", art_id,
+                         "Artifact", "artifact_id", self.clock(), self.now())
             entry = audit("delete", "artifact", [art_id], self.clock(), context)
             deleted = self.store.delete_artifact(art_id, entry)
             if deleted is None:

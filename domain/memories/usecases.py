@@ -15,7 +15,7 @@ from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.common import Clock, apply_policies, audit, denied, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, check_change, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"
@@ -109,14 +109,14 @@ class DeleteMemory:
     store: MetadataStore
     clock: Clock = utc_now
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
+    now: Callable[[], float] = time.time
 
     def __call__(self, memory_id: str) -> str:
         require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
         context = self.identity()
         found = self.store.get_memories([memory_id]).get(memory_id)
-        if found is not None and not visible(access_fields(found), context, 0.0):
-            denied(self.store, context, "delete", COLLECTION, memory_id, "not visible to the caller", self.clock())
-            raise NotFoundError(f"Memory {memory_id} not found")
+        check_change(self.store, context, found, "delete", COLLECTION, memory_id, "Memory", "memory_id",
+                     self.clock(), self.now())
         entry = audit("delete", COLLECTION, [memory_id], self.clock(), context)
         if not self.store.delete_memory(memory_id, entry):
             raise NotFoundError(f"Memory {memory_id} not found")

@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 from domain.model import (
     Artifact, Chunk, ChunkSpec, Hit, RequestContext,
 )
+from domain.ports.filters import Filter
 from domain.ports.models import Tokenizer
 
 
@@ -66,8 +67,9 @@ class ArtifactScopes(Protocol):
         """(accessed_at, access_count) of those of ``ids`` read at least once."""
         ...
 
-    def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
-        """(committed artifacts, their chunks), of one source system or of all."""
+    def artifact_counts(self, source_system: str | None = None, rule: Filter | None = None) -> tuple[int, int]:
+        """(committed artifacts, their chunks), of one source system or of all; with ``rule`` (an
+        access rule: domain.access.rules.access_filter) only those it lets through."""
         ...
 
     def storage_bytes(self) -> int:

@@ -7,9 +7,10 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from domain.access.rules import may_change
 from domain.artifacts.usecases import DeleteArtifact
 from domain.common import Clock, audit, utc_now
-from domain.access.principal import Identity
+from domain.access.principal import LOCAL_USER, Identity
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Artifact, RequestContext
 from domain.ports import ArtifactScopes, ArtifactStore, AuditLog, DocumentExporter
@@ -48,10 +49,14 @@ class ExportDocument:
 
     store: ArtifactStore
     exporter: DocumentExporter
+    identity: Identity = RequestContext
 
     def __call__(self, memory_id: object, output_path: object) -> tuple[Artifact, str, int]:
         path = check_output_path(output_path)
-        artifact, content = Reconstruct(self.store)(memory_id)
+        user = self.identity().principal.user_id
+        if user != LOCAL_USER:  # each caller its own folder: nobody overwrites, or learns of, another's files
+            path = f"users/{user}/{path}"
+        artifact, content = Reconstruct(self.store, self.identity)(memory_id)
         written, size = self.exporter.write(path, front_matter(artifact) + content)
         return artifact, written, size
 
@@ -93,13 +98,15 @@ class CleanupOldMemories:
         dry = check_flag("dry_run", dry_run)
         now = datetime.fromisoformat(self.clock().replace("Z", "+00:00")).astimezone(timezone.utc)
         cutoff = format_ts(now - timedelta(days=days))
+        context = self.identity()
+        # Session memories only (whoever else used the name), and the caller's own (or its projects').
         old = [a for a in self.scopes.list_artifacts(SOURCE, {}, EVERY, newest_first=False, before=cutoff)
-               if a.labels.get("memory_type") in KINDS]  # session memories only, whoever else used the name
+               if a.labels.get("memory_type") in KINDS and may_change(a, context)]
         chunks = sum(a.num_chunks for a in old)
         if not dry:
             for artifact in old:
                 with suppress(NotFoundError):  # deleted by another call meanwhile: gone either way
                     self.delete(artifact.id)
-            self.audit_log.append(audit("cleanup", "artifact", [a.id for a in old], self.clock(), self.identity(),
+            self.audit_log.append(audit("cleanup", "artifact", [a.id for a in old], self.clock(), context,
                                         days_old=days, cutoff=cutoff, chunks=chunks))
         return CleanupReport(len(old), chunks, dry, cutoff)

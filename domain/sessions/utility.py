@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from domain.access.principal import Identity
 from domain.artifacts.usecases import GetArtifact, check_artifact_id
 from domain.common import Clock, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import artifact_of
-from domain.model import Artifact, ArtifactChunk
+from domain.model import Artifact, ArtifactChunk, RequestContext
 from domain.ports import ArtifactScopes, ArtifactStore
 from domain.sessions.scope import KINDS, SOURCE, SessionMemory, session_label
 from domain.sessions.search import Memories
@@ -68,9 +69,11 @@ class Reconstruct:
     """A memory's full text from its chunks' offsets, byte for byte as stored."""
 
     store: ArtifactStore
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, memory_id: object) -> tuple[Artifact, str]:
-        view = GetArtifact(self.store)(session_artifact(self.store, memory_id).id, include_content=True)
+        read = GetArtifact(self.store, identity=self.identity)
+        view = read(session_artifact(self.store, memory_id).id, include_content=True)
         if view.artifact is None or view.content is None:  # deleted meanwhile
             raise NotFoundError(f"Memory {memory_id} not found")
         return view.artifact, view.content
@@ -83,9 +86,10 @@ class GetSessionMemory:
     store: ArtifactStore
     scopes: ArtifactScopes
     clock: Clock = utc_now
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, memory_id: object) -> SessionMemory:
-        artifact, content = Reconstruct(self.store)(memory_id)
+        artifact, content = Reconstruct(self.store, self.identity)(memory_id)
         read = self.scopes.record_access(artifact.id, self.clock())
         if read is None:
             raise NotFoundError(f"Memory {artifact.id} not found")

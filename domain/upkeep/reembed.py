@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from domain.access.principal import LOCAL_USER, Identity
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
-from domain.model import Chunk, EmbeddingProfile, VectorRecord
+from domain.model import Chunk, EmbeddingProfile, RequestContext, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
 from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded_text, vector_metadata
-from domain.common import Clock, audit, piece_records, utc_now
+from domain.common import Clock, audit, check_change, piece_records, utc_now
 from domain.memories.usecases import memory_metadata
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
 
@@ -43,8 +45,18 @@ class Reembed:
     audit_log: AuditLog
     split: Callable[[str], list[Chunk]]
     clock: Clock = utc_now
+    identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
+    now: Callable[[], float] = time.time
 
     def __call__(self, artifact_id: object = None) -> ReembedReport:
+        context = self.identity()
+        if artifact_id is None and context.principal.user_id != LOCAL_USER:
+            raise ValidationError("artifact_id", "Re-embedding the whole store is for the server's owner (stdio, the "
+                                                 "local socket or the shared HTTP token): name one of your artifacts")
+        if artifact_id is not None:  # refused as for any change: "not found" unless the caller may change it
+            one = check_artifact_id(artifact_id)
+            check_change(self.audit_log, context, self.artifacts.get_artifact(one), "reembed", "artifact", one,
+                         "Artifact", "artifact_id", self.clock(), self.now())
         profile = self.target.profile
         if profile.key == self.active.key:
             raise ValidationError("target_embedder", f"{profile.model} is already the active embedding profile")

@@ -10,9 +10,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from domain.access.principal import Identity
-from domain.access.rules import access_fields, visible
 from domain.artifacts.usecases import check_artifact_id
-from domain.common import Clock, audit, denied, utc_now
+from domain.common import Clock, audit, check_change, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.model import AuditEntry, RequestContext
 from domain.ports import ArtifactStore, KeyLocks
@@ -62,15 +61,15 @@ class ResolveArtifact:
     locks: KeyLocks
     identity: Identity = RequestContext
     clock: Clock = utc_now
+    now: Callable[[], float] = time.time
 
     def __call__(self, artifact_id: object) -> str:
         art_id = check_artifact_id(artifact_id)
         context = self.identity()
         with self.locks.hold(art_id):
             found = self.store.get_artifact(art_id)
-            if found is not None and not visible(access_fields(found), context, time.time()):
-                denied(self.store, context, "resolve", "artifact", art_id, "not visible to the caller", self.clock())
-                found = None
+            check_change(self.store, context, found, "resolve", "artifact", art_id, "Artifact", "artifact_id",
+                         self.clock(), self.now())
             if found is None:
                 raise NotFoundError(f"Artifact {art_id} not found")
             if found.retention_policy != "until_resolved":

@@ -8,6 +8,7 @@ store keeps files (or a database server) whose size ``storage_bytes`` reports.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -290,6 +291,28 @@ class ArtifactScopesContract:
         assert store.artifact_counts("sessions") == (2, 8)
         store.delete_artifact("art_s1", entry("deleted"))
         assert store.artifact_counts("sessions") == (1, 5) and store.artifact_counts() == (2, 7)
+
+    def test_artifact_counts_under_an_access_rule(self, store) -> None:
+        """Counted for one caller: only what the rule lets through (keys, sensitivity, expiry)."""
+        from domain.access.principal import Principal, RequestContext
+        from domain.access.rules import access_filter
+
+        def shared(aid: str, chunks: int, **access: Any) -> None:
+            a = dataclasses.replace(labelled(aid, chunks=chunks), **access)
+            begin(store, a)
+            store.commit_artifact(aid, a.version, entry("ingested", aid))
+
+        shared("art_team", 2, owner="alice", acl=("t:eng", "u:alice"), visibility_scope="team")
+        shared("art_alice", 3, owner="alice", acl=("u:alice",))
+        shared("art_secret", 1, owner="alice", acl=("t:eng", "u:alice"), sensitivity="highly_sensitive")
+        shared("art_gone", 1, owner="alice", acl=("t:eng", "u:alice"), expires_epoch=100.0)
+        bob = RequestContext(Principal("bob", teams=("eng",), clearance="sensitive"))
+        alice = RequestContext(Principal("alice", teams=("eng",), clearance="highly_sensitive"))
+        assert store.artifact_counts("sessions", access_filter(bob, 1000.0)) == (1, 2)
+        assert store.artifact_counts(None, access_filter(alice, 1000.0)) == (3, 6)
+        assert store.artifact_counts(None, access_filter(alice, 50.0)) == (4, 7)
+        assert store.artifact_counts(None, access_filter(RequestContext(Principal("eve")), 0.0)) == (0, 0)
+        assert store.artifact_counts() == (4, 7)
 
     def test_storage_bytes(self, store) -> None:
         put(store, "art_a", content="some text " * 200)

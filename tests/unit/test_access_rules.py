@@ -60,3 +60,24 @@ def test_the_index_filter_says_what_the_single_item_rule_says() -> None:
 def test_a_filter_on_a_sensitivity_above_the_clearance_matches_nothing() -> None:
     assert restrict({"sensitivity": "highly_sensitive"}, RequestContext(ALICE), 0.0) is None
     assert restrict({"sensitivity": "sensitive"}, RequestContext(ALICE), 0.0)["sensitivity"] == {"$in": ["sensitive"]}
+
+
+def test_who_may_change_an_item_it_sees() -> None:
+    from types import SimpleNamespace
+
+    from domain.access.rules import may_change, refusal
+
+    def ctx(user: str, projects: tuple[str, ...] | None = None, teams: tuple[str, ...] = ("eng",)) -> RequestContext:
+        return RequestContext(Principal(user, teams=teams, projects=projects))
+
+    team_item = SimpleNamespace(owner="alice", acl=("t:eng", "u:alice"), sensitivity="normal", expires_epoch=NEVER)
+    assert may_change(team_item, ctx("alice")) and not may_change(team_item, ctx("bob"))
+    assert refusal(team_item, ctx("bob"), 0.0) == "another owner's"
+    assert refusal(team_item, ctx("carol", teams=("ops",)), 0.0) == "not visible to the caller"
+    assert refusal(team_item, ctx("alice"), NEVER + 1) == "not visible to the caller"  # expired
+    project_item = SimpleNamespace(owner="local", acl=("p:*", "p:atlas", "u:local"), sensitivity="normal",
+                                   expires_epoch=NEVER)
+    assert may_change(project_item, ctx("bob", projects=("atlas",)))
+    assert not may_change(project_item, ctx("bob", projects=("zeus",)))
+    private = SimpleNamespace(owner="local", acl=("u:local",), sensitivity="normal", expires_epoch=NEVER)
+    assert not may_change(private, ctx("bob"))

@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 from adapters.memory_tokens import InMemoryTokens
 from domain.access.principal import Principal, local_principal
 from domain.access.tokens import CreateToken, RevokeToken
+from domain.errors import ValidationError
 from entrypoints.auth import AuthMiddleware, bearer_secret, http_authenticator, local_until_tokens
 from entrypoints.mcp.identity import STATE_KEY
 
@@ -99,6 +100,18 @@ def test_a_loopback_server_without_tokens_is_its_owners_until_a_token_exists(sto
         issued = CreateToken(store)(ALICE)
         assert http.get("/whoami").status_code == 401
         assert http.get("/whoami", headers=bearer(issued.secret)).json()["user_id"] == "alice"
+    RevokeToken(store)(issued.token_id)  # its last token revoked: the server does not reopen (no cache here)
+    with client(store, shared=None, anonymous=local_until_tokens(store, OWNER)) as http:
+        assert http.get("/whoami").status_code == 401
+        assert http.get("/whoami", headers=bearer(issued.secret)).status_code == 401
+
+
+def test_a_token_never_names_the_local_owner_or_every_project(store: InMemoryTokens) -> None:
+    with pytest.raises(ValidationError) as local:
+        CreateToken(store)(Principal("local"))
+    with pytest.raises(ValidationError) as every:
+        CreateToken(store)(Principal("bob", projects=("*",)))
+    assert (local.value.field, every.value.field) == ("user_id", "project") and store.list_tokens() == []
 
 
 class Recorder:
