@@ -1,7 +1,8 @@
 """What the server does, for ``GET /metrics`` in Prometheus' text format (prometheus-client, a registry
 per process): tool calls by tool and status with their latency, searches by tool and mode with their
-result counts, writes, ingests and chunks, embedding calls, failures, latency and characters, the
-vector outbox's backlog. HTTP serves it behind the same authentication as the rest."""
+result counts and withheld hits, refusals, writes, ingests and chunks, embedding calls, failures,
+latency and characters, vector index operations and errors, background job rounds, the vector
+outbox's backlog. HTTP serves it behind the same authentication as the rest."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ class Metrics:
                                  registry=self.registry)
         self.searches = Counter("memtrove_searches", "Searches by tool and mode", ["tool", "mode"],
                                 registry=self.registry)
+        self.search_latency = Histogram("memtrove_search_latency_seconds", "Search latency by tool and mode",
+                                        ["tool", "mode"], buckets=BUCKETS, registry=self.registry)
         self.writes = Counter("memtrove_writes", "Successful writes by tool", ["tool"], registry=self.registry)
         self.errors = Counter("memtrove_tool_errors", "Failed tool calls by tool and error kind", ["tool", "kind"],
                               registry=self.registry)
@@ -45,6 +48,18 @@ class Metrics:
                                        registry=self.registry)
         self.backlog = Gauge("memtrove_outbox_backlog", "Vector outbox items waiting for the index (upper bound)",
                              registry=self.registry)
+        self.withheld = Counter("memtrove_search_withheld_hits", "Records a search fetched and withheld from its "
+                                "caller (the access rule on rows, privacy policies)", ["tool"], registry=self.registry)
+        self.denials = Counter("memtrove_access_denials", "Refusals a caller could notice, by action and reason",
+                               ["action", "reason"], registry=self.registry)
+        self.jobs = Histogram("memtrove_job_duration_seconds", "Background job rounds that did work, by job",
+                              ["job"], buckets=BUCKETS, registry=self.registry)
+        self.job_failures = Counter("memtrove_job_failures", "Background job rounds that failed, by job", ["job"],
+                                    registry=self.registry)
+        self.vector_ops = Counter("memtrove_vector_operations", "Vector index operations by operation and outcome",
+                                  ["operation", "status"], registry=self.registry)
+        self.vector_latency = Histogram("memtrove_vector_operation_seconds", "Vector index operation latency",
+                                        ["operation"], buckets=BUCKETS, registry=self.registry)
         if backlog is not None:
             self.backlog.set_function(backlog)
 
@@ -62,11 +77,24 @@ class Metrics:
         if tool in SEARCH_TOOLS:
             mode = arguments.get("mode") or arguments.get("granularity") or "hybrid"
             self.searches.labels(tool, str(mode)[:20]).inc()
+            self.search_latency.labels(tool, str(mode)[:20]).observe(seconds)
             if status == "ok" and isinstance((body or {}).get("results"), list):
                 self.results.labels(tool).observe(len(body["results"]))  # type: ignore[index]
         if tool == "artifact_ingest" and status == "ok" and (body or {}).get("status") in ("ingested", "replaced"):
             self.ingested.labels(body["status"]).inc()  # type: ignore[index]
             self.chunks.inc(int(body.get("num_chunks") or 0))  # type: ignore[union-attr]
+
+    def observe_access(self, tool: str, withheld: int, denials: Sequence[tuple[str, str]]) -> None:
+        if withheld:
+            self.withheld.labels(tool).inc(withheld)
+        for action, reason in denials:
+            self.denials.labels(action, reason).inc()
+
+    def observe_job(self, job: str, seconds: float, failed: bool = False) -> None:
+        if failed:
+            self.job_failures.labels(job).inc()
+        else:
+            self.jobs.labels(job).observe(seconds)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -105,3 +133,33 @@ class MeteredEmbedder:
 
     def embed_query(self, text: str) -> Any:
         return self._timed("query", [text], lambda: self._inner.embed_query(text))
+
+
+VECTOR_OPERATIONS = frozenset({"upsert", "query", "delete_records", "delete_vectors", "delete_where", "vectors_of",
+                               "vector_ids", "count"})
+
+
+class MeteredVectorIndex:
+    """A vector index whose operations are counted (by outcome) and timed; everything else is its own."""
+
+    def __init__(self, inner: Any, metrics: Metrics) -> None:
+        self._inner = inner
+        self._metrics = metrics
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._inner, name)
+        if name not in VECTOR_OPERATIONS:
+            return found
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                result = found(*args, **kwargs)
+            except Exception:
+                self._metrics.vector_ops.labels(name, "error").inc()
+                raise
+            self._metrics.vector_ops.labels(name, "ok").inc()
+            self._metrics.vector_latency.labels(name).observe(time.perf_counter() - started)
+            return result
+
+        return timed

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dependency_injector import containers, providers
 from adapters import request_scope
 from adapters.chroma import ChromaVectorIndex
-from adapters.metrics import MeteredEmbedder, Metrics
+from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from adapters.embedders.local import OnnxMiniLMEmbedder
 from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, openai_embedder, voyage_embedder
@@ -127,7 +127,7 @@ class Adapters(containers.DeclarativeContainer):
     embedder = providers.ThreadSafeSingleton(MeteredEmbedder, inner=model, metrics=metrics)
     engine = providers.Resource(_engine, settings.provided.database_url)
     store = providers.ThreadSafeSingleton(_sql_store, engine)
-    vectors = providers.Selector(
+    vector_index = providers.Selector(
         settings.provided.memtrove_vector_store,
         chroma=providers.ThreadSafeSingleton(
             ChromaVectorIndex,
@@ -138,6 +138,7 @@ class Adapters(containers.DeclarativeContainer):
         ),
         pgvector=providers.ThreadSafeSingleton(_pgvector, profile=embedder.provided.profile, engine=engine),
     )
+    vectors = providers.ThreadSafeSingleton(MeteredVectorIndex, inner=vector_index, metrics=metrics)
     exporter = providers.ThreadSafeSingleton(_exporter, settings.provided.export_dir)
 
 

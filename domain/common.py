@@ -64,12 +64,14 @@ def piece_records(planned: Planned, vectors: Sequence[Vector], version_hash: str
 
 def apply_policies(policies: Sequence[PrivacyPolicy], hits: list[Hit], context: RequestContext) -> list[Hit]:
     """Every policy in turn; one that fails fails the read (closed: nothing unfiltered is returned)."""
+    fetched = {h.id for h in hits}
     for policy in policies:
         try:
             hits = list(policy.filter_hits(hits, context))
         except Exception as exc:
             raise StorageError(f"Privacy policy {getattr(policy, 'name', '?')!r} failed ({type(exc).__name__}); "
                                "nothing is returned without it") from exc
+    context.tally.withheld.update(fetched - {h.id for h in hits})
     return hits
 
 
@@ -90,6 +92,7 @@ def denied(audit_log: object, context: RequestContext, action: str, collection: 
            ts: str) -> None:
     """Audit a refusal the caller could notice (actor, item, reason; never content), if the store keeps
     an audit log; the caller is then told "not found", as for an item that does not exist."""
+    context.tally.denials.append((action, reason))
     append = getattr(audit_log, "append", None)
     if callable(append):
         append(audit("denied", collection, [item_id], ts, context, refused=action, reason=reason))

@@ -127,22 +127,32 @@ class BodyLimitMiddleware:
         await response(scope, receive, send)
 
 
+def _check(probe: Callable[[], object], **shown: Any) -> tuple[dict[str, Any], bool]:
+    """One dependency's check: its status and latency (or its error), with what names it."""
+    started = time.perf_counter()
+    try:
+        probe()
+    except MemtroveError as exc:
+        return {"status": "unhealthy", **shown, "error": exc.message}, False
+    return {"status": "healthy", **shown, "latency_ms": round((time.perf_counter() - started) * 1000, 1)}, True
+
+
 def health_report(runtime: Runtime) -> tuple[dict[str, Any], bool]:
-    checks: dict[str, Any] = {}
-    healthy = True
-    for name, probe in (("metadata_store", lambda: runtime.app.adapters.store().stored_profile()),
-                        ("vector_index", lambda: (runtime.ensure_ready(),
-                                                  runtime.app.adapters.vectors().count("memory")))):
-        started = time.perf_counter()
-        try:
-            probe()
-            checks[name] = {"status": "healthy", "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
-        except MemtroveError as exc:
-            healthy = False
-            checks[name] = {"status": "unhealthy", "error": exc.message}
-    checks["embedder"] = {"status": "configured", **runtime.app.adapters.embedder().describe()}
+    """Spec 000 §10.4: each dependency checked now. Without the embedder, reads and word searches still
+    work: degraded (200); without the store or the index: unhealthy (503)."""
+    adapters = runtime.app.adapters
+    embedder = adapters.embedder()
+    named = {k: embedder.describe().get(k) for k in ("provider", "model", "dimensions")}
+    checks, ok = {}, {}
+    for name, probe, shown in (
+            ("metadata_store", lambda: adapters.store().stored_profile(), {}),
+            ("vector_index", lambda: (runtime.ensure_ready(), adapters.vectors().count("memory")), {}),
+            ("embedder", lambda: embedder.embed_query("health check"), named)):
+        checks[name], ok[name] = _check(probe, **shown)
+    healthy = ok["metadata_store"] and ok["vector_index"]
     return {
-        "status": "healthy" if healthy else "unhealthy", "service": "memtrove", "version": VERSION,
+        "status": "unhealthy" if not healthy else "healthy" if ok["embedder"] else "degraded",
+        "service": "memtrove", "version": VERSION,
         "checks": checks, "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }, healthy
 

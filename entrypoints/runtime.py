@@ -146,12 +146,24 @@ class Runtime:
         thread.start()
         self._threads.append(thread)
 
+    def _round(self, job: str, work: Callable[[], T], worked: Callable[[T], bool] = bool) -> T:
+        """One round of a background job, timed in the metrics when it did work (a failure counted)."""
+        started = time.perf_counter()
+        try:
+            result = work()
+        except Exception:
+            self.metrics.observe_job(job, 0.0, failed=True)
+            raise
+        if worked(result):
+            self.metrics.observe_job(job, time.perf_counter() - started)
+        return result
+
     def _sync_loop(self, sync: SyncVectors) -> None:
         while not self._stop.is_set():
             self._work.wait(IDLE_POLL)
             self._work.clear()
             try:
-                done = sync.drain()
+                done = self._round("vector_sync", sync.drain)
                 if done:
                     logger.debug("vectors_synced items={}", done)
             except MemtroveError as exc:  # the outbox keeps the work: the next round retries it
@@ -168,9 +180,9 @@ class Runtime:
         while not self._stop.is_set():
             try:
                 started = time.perf_counter()
-                count = resume(on_error=lambda job, exc: logger.warning(
+                count = self._round("ingest_resume", lambda: resume(on_error=lambda job, exc: logger.warning(
                     "ingest_resume_failed artifact_id={} error={}", job.artifact_id, exc.message),
-                    jobs=orphans if resume.exclusive or first else None)
+                    jobs=orphans if resume.exclusive or first else None))
                 first = False
                 if count:
                     logger.info("ingests_resumed count={} latency_ms={:.0f}", count,
@@ -190,7 +202,7 @@ class Runtime:
         """Remove expired items everywhere (reads already hide them), once per round across replicas."""
         while not self._stop.is_set():
             try:
-                removed = expire()
+                removed = self._round("retention_sweep", expire)
                 if removed:
                     logger.info("items_expired count={}", removed)
                     self.kick()
@@ -202,7 +214,8 @@ class Runtime:
         """Project items' versions left without their artifact (searchable again without another write)."""
         while not self._stop.is_set():
             try:
-                done, failed = writer.project_pending(time.time() - DOCUMENTS_GRACE)
+                done, failed = self._round("projection_sweep", lambda: writer.project_pending(
+                    time.time() - DOCUMENTS_GRACE), lambda result: bool(result[0] or result[1]))
                 if done:
                     logger.info("item_versions_projected count={}", done)
                     self.kick()

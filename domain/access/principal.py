@@ -68,6 +68,16 @@ def local_principal(clearance: str = "sensitive") -> Principal:
     return Principal(LOCAL_USER, clearance=clearance)
 
 
+@dataclass(slots=True)
+class AccessTally:
+    """What the access rule did during one call, for its log line and the metrics: the records a search
+    fetched and withheld (rows an index returned that the caller may not see, hits a policy removed;
+    what an index filters itself never leaves it), and each refusal the caller could notice."""
+
+    withheld: set[str] = field(default_factory=set)
+    denials: list[tuple[str, str]] = field(default_factory=list)  # (action, reason)
+
+
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     """Who is asking, built by the entrypoint from its transport and handed to every use case."""
@@ -75,6 +85,7 @@ class RequestContext:
     principal: Principal = field(default_factory=local_principal)
     request_id: str | None = None
     scopes: tuple[str, ...] = ()
+    tally: AccessTally = field(default_factory=AccessTally, compare=False, repr=False)
 
     @property
     def actor(self) -> str:

@@ -85,7 +85,10 @@ class Ranker:
         now = self.now()
 
         def seen(item: Memory | Turn | Artifact) -> bool:
-            return visible(access_fields(item), context, now)
+            if visible(access_fields(item), context, now):
+                return True
+            context.tally.withheld.add(item.id)
+            return False
 
         if collection == "memory":
             return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items() if seen(m)}

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 
 from adapters import request_scope
-from domain.access.principal import Principal, local_principal
+from domain.access.principal import AccessTally, Principal, local_principal
 from domain.errors import MemtroveError, StorageError
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.tooling import lax_tool
@@ -105,11 +105,11 @@ def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], 
     call runs as ``principal`` (the local owner if None), under a request id every log line carries."""
     with request_scope.scope(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
             logger.contextualize(request_id=context.request_id, actor=context.actor):
-        return _run(runtime, name, action, meta, failure, arguments or {})
+        return _run(runtime, name, action, meta, failure, arguments or {}, context.tally)
 
 
 def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
-         failure: Failure, arguments: dict[str, Any]) -> CallToolResult:
+         failure: Failure, arguments: dict[str, Any], tally: AccessTally) -> CallToolResult:
     started = time.perf_counter()
     status = "ok"
     body: dict[str, Any] | None = None
@@ -130,5 +130,8 @@ def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta
         return failure(StorageError(f"Internal error in {name}: {exc.__class__.__name__}"))
     finally:
         seconds = time.perf_counter() - started
-        logger.info("tool_call tool={} status={} latency_ms={:.1f}", name, status, seconds * 1000)
+        access = "".join(f" {k}={v}" for k, v in (("withheld", len(tally.withheld)), ("denied", len(tally.denials)))
+                         if v)
+        logger.info("tool_call tool={} status={} latency_ms={:.1f}{}", name, status, seconds * 1000, access)
         runtime.metrics.observe_tool_call(name, status, seconds, arguments, meta.writes, body)
+        runtime.metrics.observe_access(name, len(tally.withheld), tally.denials)

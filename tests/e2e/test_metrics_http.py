@@ -4,6 +4,7 @@ writes and errors move by what was done; behind the same bearer token as /mcp.""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -28,6 +29,8 @@ def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
     with http_server(tmp_path / "data", token=TOKEN) as server:
         url = server.mcp_url.rsplit("/mcp", 1)[0] + "/metrics"
         assert httpx.get(url, timeout=30).status_code == 401
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        before = httpx.get(url, headers=auth, timeout=30).text  # /health probes embed a query each
         with blocking(http_session(server.mcp_url, TOKEN)) as client:
             assert not client.call("memory_store", {"content": "The ferry leaves at nine.", "type": "fact",
                                                     "confidence": 0.9}).is_error
@@ -38,7 +41,7 @@ def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
                                                        "content": "Ferry timetable. " * 400})
             assert not ingested.is_error
             chunks = ingested.structured_content["num_chunks"]
-        got = httpx.get(url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        got = httpx.get(url, headers=auth, timeout=30)
         assert got.status_code == 200 and got.headers["content-type"].startswith("text/plain")
         text = got.text
         assert sample(text, "memtrove_tool_calls_total", tool="memory_store", status="ok") == 1
@@ -51,6 +54,20 @@ def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
         assert "memtrove_outbox_backlog" in text
         assert sample(text, "memtrove_artifacts_ingested_total", status="ingested") == 1
         assert chunks > 1 and float(re.search(r"^memtrove_artifact_chunks_total (\S+)$", text, re.M).group(1)) == chunks
-        assert sample(text, "memtrove_embeddings_total", kind="query") == 1  # the one search in hybrid mode
+        queries = sample(text, "memtrove_embeddings_total", kind="query") - sample(before, "memtrove_embeddings_total",
+                                                                                   kind="query")
+        assert queries == 1  # the one search in hybrid mode
         assert sample(text, "memtrove_embeddings_total", kind="document") >= chunks + 1
         assert sample(text, "memtrove_search_results_count", tool="hybrid_search") == 3
+        assert sample(text, "memtrove_search_latency_seconds_count", tool="hybrid_search", mode="lexical") == 2
+        assert sample(text, "memtrove_vector_operations_total", operation="query", status="ok") >= 1
+        for _ in range(60):  # the vector worker's rounds are timed once it has synced the writes
+            text = httpx.get(url, headers=auth, timeout=30).text
+            if sample(text, "memtrove_job_duration_seconds_count", job="vector_sync") >= 1:
+                break
+            time.sleep(0.5)
+        assert sample(text, "memtrove_job_duration_seconds_count", job="vector_sync") >= 1
+        assert sample(text, "memtrove_vector_operations_total", operation="upsert", status="ok") >= 1
+        health = httpx.get(server.mcp_url.rsplit("/mcp", 1)[0] + "/health", headers=auth, timeout=30).json()
+        assert health["status"] == "healthy" and set(health["checks"]) == {"metadata_store", "vector_index", "embedder"}
+        assert health["checks"]["embedder"]["latency_ms"] >= 0 and health["checks"]["embedder"]["dimensions"] == 384

@@ -1,11 +1,10 @@
 """Callers over HTTP, each with its own token (made by the real CLI), see only what they may: their own
 items, their team's, their org's, what was opened to them, up to their clearance; a revoked token is
-refused at once; denials are audited with the real actor. Then a randomized leak check over every
-read tool: no caller ever gets an item it may not see, and every item it may see is reachable."""
+refused at once; an expired item is never returned. (The randomized leak check over every read tool of
+every toolset is tests/e2e/test_leaks_http.py.)"""
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,30 +97,6 @@ def test_a_revoked_token_is_refused_at_once(world: dict[str, Any], tmp_path: Pat
     assert httpx.post(url, json=body, headers={"Accept": headers["Accept"]}, timeout=30).status_code == 401
     listed = run_cli(["token", "list", "--json"], world["data"], ENV).stdout
     assert secret not in listed and f'"token_id": "{token_id}"' in listed
-
-
-def test_randomized_reads_never_leak(world: dict[str, Any]) -> None:
-    """Many calls of the read tools by every caller, with random queries and filters."""
-    rng = random.Random(13)
-    items = world["items"]
-    for reader in PEOPLE:
-        with blocking(http_session(world["server"].mcp_url, world["tokens"][reader][1])) as client:
-            for _ in range(40):
-                target = rng.choice(items)
-                tool = rng.choice(["hybrid_search", "artifact_search", "artifact_get"])
-                if tool == "artifact_get":
-                    got = client.call(tool, {"artifact_id": target["id"], "include_content": True})
-                    assert got.is_error != allowed(reader, target)
-                    continue
-                query = rng.choice([target["word"], "lighthouse lamp", f"{target['word']} keeper"])
-                arguments: dict[str, Any] = {"query": query, "limit": rng.choice([1, 5, 20])}
-                if tool == "hybrid_search" and rng.random() < 0.5:
-                    arguments["filters"] = {"sensitivity": rng.choice(["normal", "sensitive", "highly_sensitive"])}
-                got = client.call(tool, arguments)
-                assert not got.is_error, got
-                for hit in got.structured_content["results"]:
-                    owner = next(i for i in items if i["id"] == hit["artifact_id"])
-                    assert allowed(reader, owner), (reader, tool, arguments, owner)
 
 
 def test_an_expired_item_is_never_returned(world: dict[str, Any]) -> None:

@@ -138,8 +138,9 @@ async def socket_session(path: Path | str) -> AsyncIterator[Any]:
 
 @asynccontextmanager
 async def http_session(mcp_url: str, token: str | None = None,
-                       headers: Mapping[str, str] | None = None) -> AsyncIterator[Any]:
-    """A connected MCP ``Client`` over streamable HTTP, sending ``Authorization: Bearer`` when given a token."""
+                       headers: Mapping[str, str] | None = None, **options: Any) -> AsyncIterator[Any]:
+    """A connected MCP ``Client`` over streamable HTTP, sending ``Authorization: Bearer`` when given a token;
+    ``options`` go to the ``Client`` (e.g. list_roots_callback with mode="legacy")."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -150,7 +151,7 @@ async def http_session(mcp_url: str, token: str | None = None,
     timeout = httpx2.Timeout(30.0, read=120.0)
     async with httpx2.AsyncClient(headers=sent, timeout=timeout) as http:
         transport = streamable_http_client(mcp_url, http_client=http)
-        async with Client(transport, read_timeout_seconds=READ_TIMEOUT) as client:
+        async with Client(transport, read_timeout_seconds=READ_TIMEOUT, **options) as client:
             yield client
 
 

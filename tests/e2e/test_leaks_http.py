@@ -1,0 +1,248 @@
+"""The leak test, black-box over HTTP (the official client; tokens made by the real CLI): four callers
+in two teams (one restricted to one project) write items of every kind (artifacts, memories and turns at
+every visibility and sensitivity; a session memory and a Zapomni memory each; project documents in two
+projects), then 1,000 randomized calls of every read tool of every toolset: no answer (structured
+content or text) ever holds a word of an item its caller may not see, none holds another project's, and
+every item a caller may see is reachable by it.
+
+Every item's content carries a unique marker (``zq<writer><visibility><sensitivity><kind>``) beside a
+unique key word (the same with ``kq``), which the queries use (so that no answer echoes a marker back);
+an answer leaks when it holds the marker of an item its caller may not see, whatever its shape."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
+
+pytestmark = pytest.mark.slow
+ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive", "MEMTROVE_TOOLSETS": "all"}
+# who: (teams, org, clearance, projects)
+PEOPLE: dict[str, tuple[list[str], str, str, list[str] | None]] = {
+    "alice": (["eng"], "acme", "sensitive", None), "bob": (["eng"], "acme", "normal", None),
+    "carol": (["ops"], "acme", "highly_sensitive", None), "dave": (["eng"], "acme", "sensitive", ["atlas"])}
+VISIBILITIES = ("me", "team", "org", "custom")
+SENSITIVITIES = ("normal", "sensitive", "highly_sensitive")
+CALLS = 1_000
+WORD = re.compile(r"zq[a-z]+")
+
+
+def create_token(data: Path, user: str, project_ids: dict[str, str]) -> str:
+    teams, org, clearance, projects = PEOPLE[user]
+    args = ["token", "create", "--user", user, "--org", org, "--clearance", clearance]
+    args += [a for team in teams for a in ("--team", team)]
+    args += [a for p in projects or () for a in ("--project", project_ids[p])]
+    done = run_cli(args, data, ENV)
+    assert done.returncode == 0, done.stderr
+    return re.search(r"secret:\s+(\S+)", done.stdout).group(1)  # type: ignore[union-attr]
+
+
+def may_see(reader: str, item: dict[str, Any]) -> bool:
+    teams, org, clearance, projects = PEOPLE[reader]
+    if item.get("project"):
+        return projects is None or item["project"] in projects
+    order = list(SENSITIVITIES)
+    if order.index(item["sensitivity"]) > order.index(clearance):
+        return False
+    writer, visibility = item["writer"], item["visibility"]
+    return (reader == writer or (visibility == "team" and bool(set(teams) & set(PEOPLE[writer][0])))
+            or (visibility == "org" and org == PEOPLE[writer][1])
+            or (visibility == "custom" and (reader in item["visible_to"]
+                                            or any(f"team:{t}" in item["visible_to"] for t in teams))))
+
+
+def roots(tmp: Path, project: str) -> dict[str, Any]:
+    """Client options declaring one root named ``project`` (the pre-2026 handshake asks for roots)."""
+    from mcp.types import ListRootsResult, Root
+
+    folder = tmp / project
+    folder.mkdir(exist_ok=True)
+
+    async def answer(_context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=f"file://{folder}", name=project)])
+
+    return {"list_roots_callback": answer, "mode": "legacy"}
+
+
+def private(writer: str, kind: str, **more: Any) -> dict[str, Any]:
+    return {"writer": writer, "visibility": "me", "sensitivity": "normal", "visible_to": [], "kind": kind,
+            "word": f"zq{writer}{kind}", "key": f"kq{writer}{kind}", **more}
+
+
+def tagged(item: dict[str, Any]) -> str:
+    """An item's marker and key word, side by side, first in its content (so previews keep them whole)."""
+    return f"{item['word']} {item['key']}"
+
+
+def write_items(client: Any, writer: str) -> list[dict[str, Any]]:
+    items = []
+    for visibility in VISIBILITIES:
+        for sensitivity in SENSITIVITIES:
+            access = {"sensitivity": sensitivity, "visibility_scope": visibility,
+                      "visible_to": ["carol"] if visibility == "custom" else None}
+            base = {"writer": writer, "visibility": visibility, "sensitivity": sensitivity,
+                    "visible_to": access["visible_to"] or []}
+            stem = f"{writer}{visibility}{sensitivity.replace('_', '')}"
+            kinds = {kind: {**base, "kind": kind, "word": f"zq{stem}{kind}", "key": f"kq{stem}{kind}"}
+                     for kind in ("artifact", "memory", "turn")}
+            got = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki",
+                                                  "source_id": f"{stem}-a", **access, "content":
+                                                  f"{tagged(kinds['artifact'])}: lighthouse keeper notes, lamp serviced."})
+            assert not got.is_error, got
+            items.append({**kinds["artifact"], "id": got.structured_content["artifact_id"]})
+            got = client.call("memory_store", {"content": f"{tagged(kinds['memory'])}: lighthouse keeper fact, lamp.",
+                                               "type": "fact", "confidence": 0.9, **access})
+            assert not got.is_error, got
+            items.append({**kinds["memory"], "id": got.structured_content["id"]})
+            conversation = f"{stem}-c"
+            got = client.call("history_append", {"conversation_id": conversation, "role": "user", "turn_index": 0,
+                                                 "content": f"{tagged(kinds['turn'])}: did the lighthouse keeper log it?",
+                                                 **access})
+            assert not got.is_error, got
+            items.append({**kinds["turn"], "conversation": conversation})
+    session = private(writer, "session", session=f"s-{writer}")
+    got = client.call("store_session_context", {"session_id": session["session"], "session_iter": "v1",
+                                                "content": f"{tagged(session)} lighthouse plan\n\nKeeper notes."})
+    assert not got.is_error, got
+    items.append({**session, "id": got.structured_content["memory_id"]})
+    zapomni = private(writer, "zapomni")
+    got = client.call("add_memory", {"text": f"{tagged(zapomni)}: lighthouse keeper remembers."})
+    assert not got.is_error, got
+    items.append({**zapomni, "id": got.structured_content["memory_id"]})
+    return items
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("leaks")
+    data = tmp / "data"
+    from adapters.projects import GitProjects
+
+    # A project is named by its client's root (its git remote, else its path), as the server will name it.
+    for name in ("atlas", "zeus"):
+        (tmp / name).mkdir()
+    project_ids = {name: GitProjects().project_of([f"file://{tmp / name}"]) for name in ("atlas", "zeus")}
+    tokens = {user: create_token(data, user, project_ids) for user in PEOPLE}
+    with http_server(data, ENV, token="the-owners-shared-token") as server:
+        items: list[dict[str, Any]] = []
+        for writer in PEOPLE:
+            with blocking(http_session(server.mcp_url, tokens[writer])) as client:
+                items += write_items(client, writer)
+        for project in ("atlas", "zeus"):  # project documents: the project's, whoever wrote them
+            with blocking(http_session(server.mcp_url, tokens["alice"], **roots(tmp, project))) as client:
+                item = {"writer": "alice", "kind": "project", "project": project, "word": f"zq{project}doc",
+                        "key": f"kq{project}doc"}
+                got = client.call("canonical_upsert", {
+                    "canonicalKey": f"{project}-spec", "docClass": "app_spec", "title": f"{project} spec",
+                    "contentMarkdown": f"# Lighthouse {project}\n\nThe keeper spec {tagged(item)}.",
+                    "idempotencyKey": f"{project}-1"})
+                assert not got.is_error, got
+                items.append(item)
+        words = {item["word"]: item for item in items}
+        assert len(words) == len(items) and not any(a != b and b.startswith(a) for a in words for b in words)
+        yield {"server": server, "tokens": tokens, "items": items, "words": words, "tmp": tmp}
+
+
+def leaked(reader: str, answer: Any, words: dict[str, dict[str, Any]]) -> list[str]:
+    """The words in an answer (structured content and text) of items ``reader`` may not see (or unknown)."""
+    text = json.dumps(answer.structured_content, ensure_ascii=False) + " ".join(
+        getattr(c, "text", "") for c in answer.content)
+    return [w for w in WORD.findall(text) if w not in words or not may_see(reader, words[w])]
+
+
+def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str | None]:
+    """A read tool with random arguments, and the project its client declares (None: no roots)."""
+    target = rng.choice(items)
+    query = rng.choice([target["key"], "lighthouse keeper lamp", f"{target['key']} keeper", "keeper notes"])
+    limit = rng.choice([1, 5, 20])
+    mode = rng.choice(["hybrid", "lexical", "vector"])
+    tool = rng.choice(["hybrid_search", "memory_search", "memory_list", "history_get", "artifact_search",
+                       "artifact_get", "search_memory", "get_stats", "search_session_context", "get_memory_by_id",
+                       "reconstruct_document", "list_sessions", "get_session_stats", "search_system_memory",
+                       "project_search", "canonical_get", "memory_restore"])
+    project = rng.choice(["atlas", "zeus"])
+    session = f"s-{rng.choice(list(PEOPLE))}"
+    arguments: dict[str, Any] = {
+        "hybrid_search": {"query": query, "limit": limit, "mode": mode, "include_memory": rng.random() < 0.5,
+                          "include_history": rng.random() < 0.5, "expand_neighbors": rng.random() < 0.3,
+                          **({"filters": {"sensitivity": rng.choice(SENSITIVITIES)}} if rng.random() < 0.3 else {})},
+        "memory_search": {"query": query, "limit": min(limit, 20), "mode": mode},
+        "memory_list": {"limit": rng.choice([5, 50, 100])},
+        "history_get": {"conversation_id": target.get("conversation") or f"{target['key']}-c"},
+        "artifact_search": {"query": query, "limit": limit, "mode": mode},
+        "artifact_get": {"artifact_id": target.get("id") if str(target.get("id", "")).startswith("art_")
+                         else "art_" + "0" * 32, "include_content": True, "include_chunks": True},
+        "search_memory": {"query": query, "limit": limit},
+        "get_stats": {},
+        "search_session_context": {"session_id": session},
+        "get_memory_by_id": {"memory_id": target.get("id") or "art_" + "0" * 32},
+        "reconstruct_document": {"memory_id": target.get("id") or "art_" + "0" * 32},
+        "list_sessions": {},
+        "get_session_stats": {"session_id": session},
+        "search_system_memory": {"query": query},
+        "project_search": {"query": query, "limit": limit},
+        "canonical_get": {"canonicalKey": f"{project}-spec"},
+        "memory_restore": {"goal": query},
+    }[tool]
+    return tool, arguments, project if tool in ("project_search", "canonical_get", "memory_restore") else None
+
+
+def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -> None:
+    rng = random.Random(2026)
+    items, words = world["items"], world["words"]
+    calls = [(rng.choice(list(PEOPLE)), *random_call(rng, items)) for _ in range(CALLS)]
+    sessions: dict[tuple[str, str | None], Any] = {}
+    counted: dict[str, int] = {}
+    with_project = {}
+    try:
+        for reader, tool, arguments, project in calls:
+            key = (reader, project)
+            if key not in sessions:
+                options = roots(world["tmp"], project) if project else {}
+                portal = blocking(http_session(world["server"].mcp_url, world["tokens"][reader], **options))
+                sessions[key] = (portal, portal.__enter__())
+            answer = sessions[key][1].call(tool, arguments)
+            assert not leaked(reader, answer, words), (reader, tool, arguments, leaked(reader, answer, words))
+            counted[tool] = counted.get(tool, 0) + 1
+            if project is not None:
+                allowed = PEOPLE[reader][3] is None or project in PEOPLE[reader][3]
+                with_project[(reader, project)] = allowed
+                assert answer.is_error != allowed, (reader, tool, project, answer)
+            if tool == "artifact_get" and arguments["artifact_id"] in {i.get("id") for i in items}:
+                owner = next(i for i in items if i.get("id") == arguments["artifact_id"])
+                assert answer.is_error != may_see(reader, owner), (reader, owner)
+            if tool == "get_stats" and not answer.is_error:
+                mine = sum(1 for i in items if i["kind"] == "zapomni" and may_see(reader, i))
+                assert answer.structured_content["statistics"]["total_memories"] == mine
+    finally:
+        for portal, _ in sessions.values():
+            portal.__exit__(None, None, None)
+    assert sum(counted.values()) == CALLS and len(counted) == 17, counted  # every read tool was called
+    assert (("dave", "zeus") in with_project) and not with_project[("dave", "zeus")]
+    # What the rule did shows in the metrics (behind the owner's token): denials of gets, withheld hits.
+    metrics = httpx.get(world["server"].base_url + "/metrics", timeout=30,
+                        headers={"Authorization": "Bearer the-owners-shared-token"}).text
+    assert re.search(r'^memtrove_access_denials_total\{action="get",reason="not visible to the caller"\} [1-9]',
+                     metrics, re.M)
+    assert re.search(r'^memtrove_search_withheld_hits_total\{tool="hybrid_search"\} [1-9]', metrics, re.M)
+
+
+def test_every_item_a_caller_may_see_is_reachable_and_no_other(world: dict[str, Any]) -> None:
+    items, words = world["items"], world["words"]
+    for reader in PEOPLE:
+        with blocking(http_session(world["server"].mcp_url, world["tokens"][reader])) as client:
+            for item in items:
+                got = client.call("hybrid_search", {"query": item["key"], "mode": "lexical", "limit": 5,
+                                                    "include_memory": True, "include_history": True})
+                assert not got.is_error, got
+                assert not leaked(reader, got, words)
+                found = item["word"] in json.dumps(got.structured_content)
+                assert found == may_see(reader, item), (reader, item)
