@@ -39,7 +39,7 @@ PerArtifact = Annotated[int | None, Field(
                 "when omitted, MEMTROVE_PER_ARTIFACT)")]
 
 # Who may see an item a tool writes (spec 000's privacy fields, their defaults as there).
-Sensitivity = Annotated[str, Field(description="normal, sensitive or highly_sensitive (who may read it: by clearance)",
+Sensitivity = Annotated[str, Field(description="normal, sensitive or highly_sensitive",
                                    json_schema_extra={"enum": list(SENSITIVITIES)})]
 Visibility = Annotated[str, Field(description="me, team, org or custom (visible_to)",
                                   json_schema_extra={"enum": list(VISIBILITY_SCOPES)})]
