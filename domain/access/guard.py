@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from domain.access.principal import Identity
-from domain.access.rules import access_fields, access_filter, visible
+from domain.access.rules import NOT_VISIBLE, access_fields, access_filter, visible
+from domain.common import denied, utc_now
 from domain.ids import artifact_of
 from domain.model import Artifact, ArtifactChunk
 
@@ -29,8 +30,13 @@ class GuardedStore:
         return artifact is not None and visible(access_fields(artifact), self._identity(), self._now())
 
     def get_artifact(self, artifact_id: str) -> Artifact | None:
+        """One artifact by id, if the caller may see it; one it may not see is a refusal it could notice
+        (a read by id), audited as the direct reads are."""
         found = self._store.get_artifact(artifact_id)
-        return found if self._seen(found) else None
+        if found is None or self._seen(found):
+            return found
+        denied(self._store, self._identity(), "get", "artifact", artifact_id, NOT_VISIBLE, utc_now())
+        return None
 
     def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]:
         return {k: a for k, a in self._store.get_artifacts(ids).items() if self._seen(a)}

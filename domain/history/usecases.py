@@ -89,9 +89,8 @@ class AppendTurn:
         meta = turn_metadata(turn)
         pieces = self.split(content)
         before = self.store.get_turn(conversation_id, index - 1) if index > 0 else None
-        if before is not None and audience(before) != audience(turn):
-            before = None  # read alone: a turn's context holds only turns its readers may read too
-        in_context = self.split(read_after(before, content)) if before else []
+        read = read_after(before, turn)
+        in_context = self.split(read) if read != content else []
         records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
         plain, contextual = records[:len(pieces)], records[len(pieces):] or records[:len(pieces)]
         status = "replaced" if existing else "appended"
@@ -109,9 +108,8 @@ class AppendTurn:
         """
         if after is None:
             return
-        text = read_after(turn, after.content) if audience(after) == audience(turn) else after.content
         try:
-            records = embed_pieces(self.embedder, after.id, after.content_hash, self.split(text),
+            records = embed_pieces(self.embedder, after.id, after.content_hash, self.split(read_after(turn, after)),
                                    turn_metadata(after))
             self.store.replace_vectors(CONTEXT_COLLECTION, after.id, records)
         except MemtroveError:
@@ -128,9 +126,12 @@ def turn_metadata(turn: Turn) -> dict[str, object]:
             "ts_epoch": epoch(turn.ts), **access_metadata(turn)}
 
 
-def read_after(before: Turn, content: str) -> str:
-    """A turn's text as read after the turn before it."""
-    return f"{before.content}\n{content}"
+def read_after(before: Turn | None, turn: Turn) -> str:
+    """A turn's text as read after the turn before it; alone when there is none, or when its readers are
+    not the same (a turn's context holds only turns its readers may read too)."""
+    if before is None or audience(before) != audience(turn):
+        return turn.content
+    return f"{before.content}\n{turn.content}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,8 +115,8 @@ class Reembed:
             meta = turn_metadata(t)  # piece_records adds the version
             before = self.store.get_turn(t.conversation_id, t.turn_index - 1) if t.turn_index > 0 else None
             plain = self._records([(t.id, t.content, -1)], t.content_hash, meta)
-            contextual = self._records([(t.id, read_after(before, t.content), -1)], t.content_hash, meta) \
-                if before else plain
+            read = read_after(before, t)
+            contextual = self._records([(t.id, read, -1)], t.content_hash, meta) if read != t.content else plain
             for collection, records in ((HISTORY, plain), (CONTEXT_COLLECTION, contextual)):
                 self.target_vectors.delete_records(collection, [t.id])
                 self.target_vectors.upsert(collection, records)

@@ -116,4 +116,5 @@ def test_others_items_are_read_not_changed(world: tuple[Runtime, Caller]) -> Non
             assert not gone.is_error
 
     asyncio.run(run())
-    assert denials(runtime) == [("bob", "delete", "another owner's"), ("carol", "delete", "not visible to the caller")]
+    assert denials(runtime) == [("bob", "delete", "another owner's"), ("carol", "delete", "not visible to the caller"),
+                                ("alice", "get", "not visible to the caller")]

@@ -147,6 +147,21 @@ def test_a_turn_is_also_embedded_as_read_after_the_one_before(world) -> None:
     assert world.vectors.count(CONTEXT_COLLECTION) == 2 and world.vectors.count("history") == 2
 
 
+def test_a_turn_is_read_alone_after_one_with_other_readers(world) -> None:
+    """A turn opened to bob is not embedded with a private turn before it, nor the reverse."""
+    from domain.access.privacy import Privacy
+
+    SHARED = Privacy(visibility_scope="custom", visible_to=["bob"])  # noqa: N806 - a constant of the test
+    append = append_uc(world)
+    append(AppendTurnRequest("c", "user", "My salary is private.", 0))
+    append(AppendTurnRequest("c", "user", "The sprint review moved.", 1, privacy=SHARED))
+    assert context_match(world, "The sprint review moved.") == ("c_turn_1", 1.0)
+    append(AppendTurnRequest("c", "user", "My salary is private.", 0, privacy=SHARED))
+    assert context_match(world, "My salary is private.\nThe sprint review moved.") == ("c_turn_1", 1.0)
+    assert append(AppendTurnRequest("c", "user", "My salary is private.", 0,
+                                    privacy=SHARED)).status == "unchanged"
+
+
 def test_the_next_turn_is_read_again_when_the_one_before_arrives_or_changes(world) -> None:
     append = append_uc(world)
     append(AppendTurnRequest("c", "assistant", "The lake.", 1))
