@@ -9,6 +9,7 @@ stemming of the lexical index to show the words that made a hit match.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -23,8 +24,10 @@ _UNDOUBLE = ("ings", "ing", "ers", "er", "ed")
 _MIN_ROOT = 3
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def root(word: str) -> str:
-    """A lower-cased word without its commonest English suffix: what the stem-prefix match compares."""
+    """A lower-cased word without its commonest English suffix: what the stem-prefix match compares.
+    (Cached: a search stems the same words of every hit's text again and again.)"""
     word = word.lower()
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_ROOT:
