@@ -21,7 +21,7 @@ COLLECTIONS = ("memory", "history", "artifact", "chunk")
 # The most records one lexical query may score. Ranking by BM25 means scoring every record that
 # holds any query word; past this budget the commonest words (the least weighty) are left out.
 MATCH_BUDGET = 5_000
-INDEX_VERSION = "3"  # bump when what is indexed changes: the index is rebuilt from the rows at start
+INDEX_VERSION = "4"  # 4: a turn's context holds only neighbours with its readers. Bump when what is indexed changes: the index is rebuilt from the rows at start
 
 lexical_docs = Table(
     "lexical_docs", metadata,

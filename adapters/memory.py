@@ -171,7 +171,7 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         return set(self.memories)
 
     def expired_items(self, collection: str, now: float, limit: int) -> list[str]:
-        items = self.memories.values() if collection == "memory" else self.turns.values()
+        items = {"memory": self.memories, "history": self.turns}[collection].values()
         return [i.id for i in sorted((i for i in items if i.expires_epoch <= now),
                                      key=lambda i: (i.expires_epoch, i.id))][:limit]
 
@@ -182,6 +182,10 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         del self.turns[found[0]]
         self._drop(["history", "history_context"], turn_id)
         self._queue(["history", "history_context"], turn_id)
+        after = self.turns.get((found[0][0], found[0][1] + 1))
+        if after is not None:  # it was read after this one: now read alone (its own vectors)
+            self.replace_vectors("history_context", after.id,
+                                 [r for r, _ in self.stored.get(("history", after.id), {}).values()])
         self.audit.append(entry)
         return True
 

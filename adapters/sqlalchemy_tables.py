@@ -57,7 +57,8 @@ def access_of(row: Any, privacy: bool = True) -> dict[str, Any]:
 
 
 def add_access_columns(conn: Connection, table: str, privacy: bool) -> bool:
-    """Columns of access_columns a table made before them lacks, added; True when any was."""
+    """Columns of access_columns a table made before them lacks, added (True when any was), and the
+    index the retention sweep finds expired rows by."""
     have = {c["name"] for c in inspect(conn).get_columns(table)}
     added = False
     for column in access_columns(privacy):
@@ -66,6 +67,7 @@ def add_access_columns(conn: Connection, table: str, privacy: bool) -> bool:
             default = str(column.server_default.arg).replace("'", "''")  # type: ignore[union-attr]
             conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column.name} {kind} NOT NULL DEFAULT '{default}'"))
             added = True
+    conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_{table}_expires ON {table} (expires_epoch)"))
     return added
 
 

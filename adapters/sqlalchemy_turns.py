@@ -7,17 +7,18 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, literal, select
 from sqlalchemy.engine import Connection
 
 from adapters.fts import Doc
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_tables import _profile_values, _turn, access_values, turns
-from adapters.sqlalchemy_vectors import drop_vectors, put_vectors, queue
+from adapters.sqlalchemy_vectors import drop_vectors, put_vectors, queue, vectors
 from domain.model import AuditEntry, Turn, VectorRecord
 from domain.validation import epoch
 
-TURN_COLLECTIONS = ("history", "history_context")  # a turn's vectors: as said, and as read after the one before
+CONTEXT = "history_context"
+TURN_COLLECTIONS = ("history", CONTEXT)  # a turn's vectors: as said, and as read after the one before
 _NEARBY = (turns.c.id, turns.c.turn_index, turns.c.content, turns.c.acl, turns.c.sensitivity)
 
 
@@ -59,7 +60,8 @@ class SqlTurns:
             self._append(conn, entry)  # type: ignore[attr-defined]
 
     def delete_turn(self, turn_id: str, entry: AuditEntry) -> bool:
-        """The row, its lexical entry (and its words in its neighbours'), its vectors of both kinds."""
+        """The row, its lexical entry (and its words in its neighbours'), its vectors of both kinds; the
+        turn after it, read after it until now, is read alone."""
         with self._write() as conn:  # type: ignore[attr-defined]
             gone = conn.execute(delete(turns).where(turns.c.id == turn_id)
                                 .returning(turns.c.conversation_id, turns.c.turn_index)).first()
@@ -69,6 +71,16 @@ class SqlTurns:
             self._index_turns_around(conn, gone[0], gone[1])
             drop_vectors(conn, TURN_COLLECTIONS, turn_id)
             queue(conn, TURN_COLLECTIONS, turn_id)
+            after = conn.execute(select(turns.c.id).where(turns.c.conversation_id == gone[0],
+                                                          turns.c.turn_index == gone[1] + 1)).scalar()
+            if after is not None:  # it was read after this one: now read alone (its own vectors)
+                drop_vectors(conn, [CONTEXT], after)
+                columns = [c for c in vectors.c if c.name != "collection"]
+                conn.execute(insert(vectors).from_select(
+                    ["collection", *(c.name for c in columns)],
+                    select(literal(CONTEXT), *columns).where(vectors.c.collection == "history",
+                                                             vectors.c.owner == after)))
+                queue(conn, [CONTEXT], after)
             self._append(conn, entry)  # type: ignore[attr-defined]
         return True
 

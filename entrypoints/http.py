@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -127,6 +129,9 @@ class BodyLimitMiddleware:
         await response(scope, receive, send)
 
 
+EMBEDDER_CHECK_EVERY = 30.0  # seconds
+
+
 def _check(probe: Callable[[], object], **shown: Any) -> tuple[dict[str, Any], bool]:
     """One dependency's check: its status and latency (or its error), with what names it."""
     started = time.perf_counter()
@@ -137,18 +142,35 @@ def _check(probe: Callable[[], object], **shown: Any) -> tuple[dict[str, Any], b
     return {"status": "healthy", **shown, "latency_ms": round((time.perf_counter() - started) * 1000, 1)}, True
 
 
-def health_report(runtime: Runtime) -> tuple[dict[str, Any], bool]:
-    """Spec 000 §10.4: each dependency checked now. Without the embedder, reads and word searches still
-    work: degraded (200); without the store or the index: unhealthy (503)."""
+class EmbedderCheck:
+    """The embedder's check, made at most every EMBEDDER_CHECK_EVERY seconds (each costs a call to it:
+    a paid API call, for some), on the model itself (not counted in the metrics' embeddings)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._lock = threading.Lock()
+        self._last: tuple[dict[str, Any], bool] | None = None
+        self._at = float("-inf")
+
+    def __call__(self) -> tuple[dict[str, Any], bool]:
+        with self._lock:
+            if self._last is None or time.monotonic() - self._at >= EMBEDDER_CHECK_EVERY:
+                model = self.runtime.app.adapters.model()
+                named = {k: model.describe().get(k) for k in ("provider", "model", "dimensions")}
+                self._last, self._at = _check(lambda: model.embed_query("health check"), **named), time.monotonic()
+            return self._last
+
+
+def health_report(runtime: Runtime, embedder: Callable[[], tuple[dict[str, Any], bool]]
+                  ) -> tuple[dict[str, Any], bool]:
+    """Spec 000 §10.4: each dependency checked now (the embedder: by ``embedder``). Without the embedder,
+    reads and word searches still work: degraded (200); without the store or the index: unhealthy (503)."""
     adapters = runtime.app.adapters
-    embedder = adapters.embedder()
-    named = {k: embedder.describe().get(k) for k in ("provider", "model", "dimensions")}
     checks, ok = {}, {}
-    for name, probe, shown in (
-            ("metadata_store", lambda: adapters.store().stored_profile(), {}),
-            ("vector_index", lambda: (runtime.ensure_ready(), adapters.vectors().count("memory")), {}),
-            ("embedder", lambda: embedder.embed_query("health check"), named)):
-        checks[name], ok[name] = _check(probe, **shown)
+    for name, probe in (("metadata_store", lambda: adapters.store().stored_profile()),
+                        ("vector_index", lambda: (runtime.ensure_ready(), adapters.vectors().count("memory")))):
+        checks[name], ok[name] = _check(probe)
+    checks["embedder"], ok["embedder"] = embedder()
     healthy = ok["metadata_store"] and ok["vector_index"]
     return {
         "status": "unhealthy" if not healthy else "healthy" if ok["embedder"] else "degraded",
@@ -158,9 +180,11 @@ def health_report(runtime: Runtime) -> tuple[dict[str, Any], bool]:
 
 
 def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
+    embedder = EmbedderCheck(runtime)
+
     @server.custom_route("/health", methods=["GET"])
     async def health(_: Request) -> Response:
-        report, healthy = await anyio.to_thread.run_sync(health_report, runtime)
+        report, healthy = await anyio.to_thread.run_sync(health_report, runtime, embedder)
         return JSONResponse(report, status_code=200 if healthy else 503)
 
     @server.custom_route("/metrics", methods=["GET"])

@@ -47,6 +47,11 @@ class IssuedToken:
     created_at: str
 
 
+def reserved(principal: Principal) -> bool:
+    """A principal no token may name: the local owner, or "every project" as one project."""
+    return principal.user_id == LOCAL_USER or "*" in (principal.projects or ())
+
+
 @dataclass(frozen=True, slots=True)
 class CreateToken:
     store: TokenStore
@@ -98,4 +103,7 @@ class Authenticate:
     def __call__(self, secret: str) -> Principal | None:
         if not secret.startswith(SECRET_PREFIX) or len(secret) > MAX_SECRET or not secret.isascii():
             return None
-        return self.store.principal_for_hash(token_hash(secret))
+        principal = self.store.principal_for_hash(token_hash(secret))
+        if principal is not None and reserved(principal):
+            return None  # made before such tokens were refused: never the owner, never every project
+        return principal

@@ -13,7 +13,7 @@ from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import NotFoundError, StorageError, ValidationError
 from domain.ids import ARTIFACT_ID
 from domain.chunk_checks import situating_text
-from domain.model import Artifact, ArtifactChunk, IngestJob, RequestContext, label_fields
+from domain.model import Artifact, ArtifactChunk, IngestJob, Owned, RequestContext, label_fields
 from domain.ports import ArtifactStore, KeyLocks
 from domain.common import Clock, audit, check_change, denied, utc_now
 from domain.validation import epoch, require_id
@@ -87,10 +87,19 @@ class GetArtifact:
         return ArtifactView(artifact, content, chunks if include_chunks else None, job)
 
     def _may_see_job(self, art_id: str, context: RequestContext) -> bool:
-        """An ingest under way is its caller's: the access it will have, from the request it keeps."""
-        request = self.store.job_request(art_id) or {}
-        return visible({"acl": request.get("acl", [f"u:{LOCAL_USER}"]), "sensitivity": request.get("sensitivity")},
-                       context, self.now())
+        return visible(access_fields(job_access(self.store, art_id)), context, self.now())
+
+
+def job_access(store: ArtifactStore, art_id: str) -> Owned | Artifact:
+    """Whose an ingest under way (with no version committed yet) is: the access its version has once
+    begun, else the one the request it keeps will give (a job kept without either: the local owner's)."""
+    job = store.ingest_job(art_id)
+    begun = store.pending_artifact(art_id, job.version) if job is not None else None
+    if begun is not None:
+        return begun[0]
+    request = store.job_request(art_id) or {}
+    return Owned(owner=str(request.get("owner", LOCAL_USER)), acl=tuple(request.get("acl", [f"u:{LOCAL_USER}"])),
+                 sensitivity=str(request.get("sensitivity") or "normal"))
 
 
 def read_whole(store: ArtifactStore, artifact_id: str, with_chunks: bool = True
@@ -139,8 +148,10 @@ class DeleteArtifact:
         art_id = check_artifact_id(artifact_id)
         context = self.identity()
         with self.locks.hold(art_id):
-            check_change(self.store, context, self.store.get_artifact(art_id), "delete", "artifact", art_id,
-                         "Artifact", "artifact_id", self.clock(), self.now())
+            found = self.store.get_artifact(art_id) or (  # an ingest under way is its caller's
+                job_access(self.store, art_id) if self.store.ingest_job(art_id) else None)
+            check_change(self.store, context, found, "delete", "artifact", art_id, "Artifact", "artifact_id",
+                         self.clock(), self.now())
             entry = audit("delete", "artifact", [art_id], self.clock(), context)
             deleted = self.store.delete_artifact(art_id, entry)
             if deleted is None:

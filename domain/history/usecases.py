@@ -45,7 +45,7 @@ class AppendResult:
 class AppendTurn:
     """Same turn, same content: a no-op. Same turn, new content: replaced with its vectors.
 
-    Appends of one turn are serialised by a lock every process shares (read-compare-write).
+    Appends to one conversation are serialised by a lock every process shares (read-compare-write).
     """
 
     embedder: Embedder
@@ -63,7 +63,10 @@ class AppendTurn:
         index = require_int("turn_index", request.turn_index, 0, MAX_TURN_INDEX)
         ts = parse_timestamp("ts", request.ts) if request.ts is not None else None
         request.privacy.checked()
-        with self.locks.hold(turn_id(conversation_id, index)):
+        # The conversation's owner is checked and its turns written (this one, and the next one read
+        # again after it) under one lock: two callers starting one conversation at once cannot both
+        # pass the check, and the sweep deletes turns under it too.
+        with self.locks.hold(conversation_lock(conversation_id)):
             return self._append(conversation_id, role, content, index, ts, request.privacy)
 
     def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None,
@@ -96,9 +99,8 @@ class AppendTurn:
         status = "replaced" if existing else "appended"
         self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), context, pieces=len(plain)),
                             {COLLECTION: plain, CONTEXT_COLLECTION: contextual})
-        if index < MAX_TURN_INDEX:  # locks taken in turn order: no two appends wait on each other
-            with self.locks.hold(turn_id(conversation_id, index + 1)):
-                self._recontext(self.store.get_turn(conversation_id, index + 1), turn)
+        if index < MAX_TURN_INDEX:
+            self._recontext(self.store.get_turn(conversation_id, index + 1), turn)
         return AppendResult(turn, status)
 
     def _recontext(self, after: Turn | None, turn: Turn) -> None:
@@ -118,6 +120,11 @@ class AppendTurn:
 
 def _same_access(turn: Turn, fields: dict[str, object]) -> bool:
     return all(getattr(turn, name) == value for name, value in fields.items())
+
+
+def conversation_lock(conversation_id: str) -> str:
+    """The lock key of a conversation's writes (appends, and the sweep's deletes)."""
+    return f"conversation:{conversation_id}"
 
 
 def turn_metadata(turn: Turn) -> dict[str, object]:

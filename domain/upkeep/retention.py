@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from domain.access.principal import Identity
 from domain.artifacts.usecases import check_artifact_id
 from domain.common import Clock, audit, check_change, utc_now
-from domain.errors import NotFoundError, ValidationError
+from domain.errors import MemtroveError, NotFoundError, ValidationError
+from domain.history.usecases import conversation_lock
 from domain.model import AuditEntry, RequestContext
 from domain.ports import ArtifactStore, KeyLocks
 
@@ -31,20 +32,35 @@ class ExpireItems:
     batch: int = 200
 
     def __call__(self) -> int:
+        removed, failed = 0, None
         with self.locks.hold(SWEEP_LOCK):
-            return (self._sweep("artifact", self.store.expired_artifacts, self.store.delete_artifact)
-                    + self._sweep("memory", self._expired("memory"), self.store.delete_memory)
-                    + self._sweep("history", self._expired("history"), self.store.delete_turn))
+            for collection, expired, delete, lock in (
+                    ("artifact", self.store.expired_artifacts, self.store.delete_artifact, str),
+                    ("memory", self._expired("memory"), self.store.delete_memory, str),
+                    ("history", self._expired("history"), self.store.delete_turn, self._conversation)):
+                try:
+                    removed += self._sweep(collection, expired, delete, lock)
+                except MemtroveError as exc:  # the other collections are still swept; this one next round
+                    failed = failed or exc
+        if failed is not None:
+            raise failed
+        return removed
 
     def _expired(self, collection: str) -> Callable[[float, int], list[str]]:
         return lambda now, limit: self.store.expired_items(collection, now, limit)
 
+    def _conversation(self, turn_id: str) -> str:
+        """A turn is deleted under its conversation's lock, as turns are appended (the turn after it
+        is read again in the same transaction)."""
+        turn = self.store.get_turns([turn_id]).get(turn_id)
+        return conversation_lock(turn.conversation_id) if turn else turn_id
+
     def _sweep(self, collection: str, expired: Callable[[float, int], list[str]],
-               delete: Callable[[str, AuditEntry], object]) -> int:
+               delete: Callable[[str, AuditEntry], object], lock: Callable[[str], str]) -> int:
         removed = 0
         while ids := expired(self.now(), self.batch):
             for item_id in ids:
-                with self.locks.hold(item_id):
+                with self.locks.hold(lock(item_id)):
                     entry = audit("expired", collection, [item_id], self.clock(), "retention")
                     gone = delete(item_id, entry)  # artifacts: None when gone already; else False
                     removed += gone is not None and gone is not False

@@ -109,6 +109,23 @@ class MetadataStoreContract:
         assert store.get_turns(["c1_turn_1"]) == {} and set(store.turn_hashes()) == {"c1_turn_0", "c1_turn_2"}
         assert [e.action for e in store.recent(2)] == ["expired", "appended"]
 
+    def test_the_turn_after_a_deleted_one_is_read_alone(self, store: MetadataStore) -> None:
+        """Its contextual vectors (read after the deleted turn) become its own: nothing of the deleted
+        turn stays findable through its neighbour."""
+        from domain.model import VectorRecord
+
+        def vector(tid: str, x: float) -> VectorRecord:
+            return VectorRecord(f"{tid}::v1::0", tid, [x, 1.0, 0.0, 0.0], {"version": "v1"})
+
+        store.put_turn(turn("c1", 0, "my bank PIN is 4711"), entry("appended", "c1_turn_0"),
+                       {"history": [vector("c1_turn_0", 0.1)], "history_context": [vector("c1_turn_0", 0.1)]})
+        store.put_turn(turn("c1", 1, "noted"), entry("appended", "c1_turn_1"),
+                       {"history": [vector("c1_turn_1", 0.9)], "history_context": [vector("c1_turn_1", 0.5)]})
+        store.delete_turn("c1_turn_0", entry("expired", "c1_turn_0"))
+        context = {r.id: r.vector for r in store.stored_vectors("history_context", "", 10)}  # type: ignore[attr-defined]
+        assert list(context) == ["c1_turn_1::v1::0"]
+        assert context["c1_turn_1::v1::0"] == pytest.approx([0.9, 1.0, 0.0, 0.0])  # float32 in the SQL stores
+
     def test_every_write_is_audited_without_content(self, store: MetadataStore) -> None:
         store.add_memory(memory("mem_a", content="secret words"), entry("store", "mem_a"))
         store.delete_memory("mem_a", entry("delete", "mem_a"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
 from adapters.sqlalchemy_ledger import SqlStore
 from adapters.sqlalchemy_store import make_engine
@@ -27,6 +27,7 @@ def older_store(url: str) -> None:
     store.close()
     engine = make_engine(url)
     with engine.begin() as conn:
+        conn.execute(text("DROP INDEX ix_memories_expires"))  # as before the columns existed
         for column in ("owner", "acl", "expires_epoch", "sensitivity", "visibility_scope", "retention_policy"):
             conn.execute(text(f"ALTER TABLE memories DROP COLUMN {column}"))
         conn.execute(text("DELETE FROM store_meta WHERE key = 'access_keys'"))
@@ -48,5 +49,7 @@ def test_an_older_store_gets_the_local_owners_access_on_rows_and_vectors(sql_url
                                    "expires_epoch": NEVER}
         with store.claim(10) as items:
             assert [(i.collection, i.owner) for i in items] == [("memory", memory.id)]
+        with store._engine.connect() as conn:  # noqa: SLF001 - the schema as upgraded
+            assert "ix_memories_expires" in {i["name"] for i in inspect(conn).get_indexes("memories")}
     finally:
         store.close()

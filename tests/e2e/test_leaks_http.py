@@ -108,6 +108,15 @@ def write_items(client: Any, writer: str) -> list[dict[str, Any]]:
                                                  **access})
             assert not got.is_error, got
             items.append({**kinds["turn"], "conversation": conversation})
+    # One conversation with turns of different readers: a turn is never found by its neighbours' words
+    # unless they share its readers (the check is in the reachability test: a key finds nothing else).
+    for index, visibility in enumerate(("me", "team", "team")):
+        turn = {**private(writer, "mixed" + "abc"[index]), "visibility": visibility, "conversation": f"{writer}-mixed"}
+        got = client.call("history_append", {"conversation_id": turn["conversation"], "role": "user",
+                                             "turn_index": index, "content": f"{tagged(turn)}: the keeper's log.",
+                                             "visibility_scope": visibility})
+        assert not got.is_error, got
+        items.append(turn)
     session = private(writer, "session", session=f"s-{writer}")
     got = client.call("store_session_context", {"session_id": session["session"], "session_iter": "v1",
                                                 "content": f"{tagged(session)} lighthouse plan\n\nKeeper notes."})
@@ -246,3 +255,5 @@ def test_every_item_a_caller_may_see_is_reachable_and_no_other(world: dict[str, 
                 assert not leaked(reader, got, words)
                 found = item["word"] in json.dumps(got.structured_content)
                 assert found == may_see(reader, item), (reader, item)
+                if not found:  # keys are unique: nothing else is found by one (no neighbour's context)
+                    assert got.structured_content["results"] == [], (reader, item, got.structured_content)

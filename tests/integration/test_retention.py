@@ -104,3 +104,24 @@ def test_memories_and_turns_expire_like_artifacts(w) -> None:
     expired = [e for e in w.store.recent(20) if e.action == "expired"]
     assert sorted(e.collection for e in expired) == ["history", "history", "memory"]
     assert all(e.actor == "retention" for e in expired)
+
+
+def test_a_collection_that_fails_to_sweep_leaves_the_others_swept(aworld) -> None:
+    from domain.access.privacy import Privacy
+    from domain.errors import StorageError
+    from domain.memories.usecases import StoreMemory, StoreMemoryRequest
+
+    w, store = aworld, aworld.store
+    StoreMemory(w.embedder, store, w.split, w.tokenizer, clock=lambda: "2020-01-01T00:00:00Z")(
+        StoreMemoryRequest("The ferry leaves at nine", "fact", 0.9, privacy=Privacy(retention_policy="1y")))
+    put_artifact = IngestArtifact(w.embedder, store, store, catalog(TokenWindowChunker()), w.tokenizer,
+                                  ChunkSpec(30, 5, 30), w.split)
+    put_artifact(IngestRequest("note", "wiki", "Old note.", ts="2020-01-01T00:00:00Z", retention_policy="1y"))
+
+    def broken(*_: object) -> None:
+        raise StorageError("Failed to write to the metadata store: disk I/O error")
+
+    store.delete_artifact = broken  # type: ignore[method-assign]
+    with pytest.raises(StorageError):
+        ExpireItems(store, store, now=lambda: T2020 + 2 * YEAR)()
+    assert store.memories == {}  # swept although the artifacts' sweep failed

@@ -266,3 +266,25 @@ def test_bad_filters(aworld, filters, field) -> None:
     with pytest.raises(ValidationError) as raised:
         hybrid(aworld)(SearchRequest("x", filters=filters))
     assert raised.value.field == field
+
+
+def test_an_ingest_under_way_is_deleted_only_by_whom_it_is(aworld) -> None:
+    """A first ingest stopped before its commit (a job, no version yet): another caller who may not see
+    it gets "not found", a teammate it is shared with is refused, its writer may cancel it."""
+    from domain.access.principal import Principal, RequestContext
+
+    alice = RequestContext(Principal("alice", teams=("eng",)))
+    bob = RequestContext(Principal("bob", teams=("eng",)))
+    carol = RequestContext(Principal("carol", teams=("ops",)))
+    with pytest.raises(Crash):
+        ingest_uc(aworld, checkpoint=crash_at("vectors_0"), embed_batch=4, identity=lambda: alice)(
+            IngestRequest("doc", "drive", LONG, source_id="d1", visibility_scope="team"))
+    [job] = aworld.artifacts.open_jobs()
+    with pytest.raises(NotFoundError):
+        DeleteArtifact(aworld.artifacts, aworld.artifacts, identity=lambda: carol)(job.artifact_id)
+    with pytest.raises(ValidationError) as refused:
+        DeleteArtifact(aworld.artifacts, aworld.artifacts, identity=lambda: bob)(job.artifact_id)
+    assert refused.value.field == "artifact_id" and "alice's" in refused.value.message
+    assert aworld.artifacts.open_jobs() == [job]
+    DeleteArtifact(aworld.artifacts, aworld.artifacts, identity=lambda: alice)(job.artifact_id)
+    assert aworld.artifacts.open_jobs() == []

@@ -110,3 +110,14 @@ def test_bad_input_names_its_field_and_keeps_nothing(store: InMemoryTokens, labe
 def test_an_issued_token_is_a_plain_value() -> None:
     issued = IssuedToken("tok_000000000001", "mt_secret", BOB, None, "2026-01-01T00:00:00Z")
     assert "mt_secret" not in repr(issued) and issued.secret == "mt_secret"
+
+
+def test_a_token_stored_for_a_reserved_principal_never_authenticates() -> None:
+    """One made before such tokens were refused (straight into the store here): never the local owner,
+    never every project."""
+    store = InMemoryTokens()
+    for n, principal in enumerate([Principal("local"), Principal("bob", projects=("*",))]):
+        store.add_token(f"tok_{n}", token_hash(f"mt_secret{n}"), principal, None, "2025-01-01T00:00:00Z")
+        assert Authenticate(store)(f"mt_secret{n}") is None
+    store.add_token("tok_9", token_hash("mt_secret9"), Principal("carol"), None, "2025-01-01T00:00:00Z")
+    assert Authenticate(store)("mt_secret9") == Principal("carol")  # the same way in, for anyone else
