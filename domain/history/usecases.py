@@ -15,7 +15,7 @@ from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, denied, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"
@@ -77,6 +77,8 @@ class AppendTurn:
         latest = self.store.recent_turns(conversation_id, 1)
         if any(t.owner != context.principal.user_id for t in (*latest, *([existing] if existing else []))):
             # A conversation is its writer's: nobody else adds turns read beside (and after) theirs.
+            denied(self.store, context, "append", COLLECTION, conversation_id, "another owner's conversation",
+                   self.clock())
             raise ValidationError("conversation_id", f"conversation_id {conversation_id!r} is another caller's: "
                                                      "use a conversation_id of your own")
         if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts) \

@@ -242,6 +242,8 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
     assert re.search(r'^memtrove_access_denials_total\{action="get",reason="not visible to the caller"\} [1-9]',
                      metrics, re.M)
     assert re.search(r'^memtrove_search_withheld_hits_total\{tool="hybrid_search"\} [1-9]', metrics, re.M)
+    assert re.search(r'^memtrove_access_denials_total\{action="use",reason="not among the caller.s projects"\} [1-9]',
+                     metrics, re.M)  # dave in project zeus
 
 
 def test_every_item_a_caller_may_see_is_reachable_and_no_other(world: dict[str, Any]) -> None:

@@ -117,4 +117,5 @@ def test_others_items_are_read_not_changed(world: tuple[Runtime, Caller]) -> Non
 
     asyncio.run(run())
     assert denials(runtime) == [("bob", "delete", "another owner's"), ("carol", "delete", "not visible to the caller"),
+                                ("bob", "append", "another owner's conversation"),
                                 ("alice", "get", "not visible to the caller")]

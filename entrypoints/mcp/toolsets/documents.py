@@ -19,6 +19,8 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult
 from pydantic import Field
 
+from adapters import request_scope
+from domain.common import denied, utc_now
 from domain.errors import ValidationError
 from domain.documents.bundles import ContextPack, ProjectSearch, Restore, item_of
 from domain.documents.model import DOC_CLASSES, KINDS
@@ -42,6 +44,8 @@ class DocumentTools(Toolbox):
         project = self._project(ctx)
         principal = identity.transport_principal(ctx, self.local)
         if not principal.in_project(project):
+            denied(self.runtime.app.adapters.store(), request_scope.current(), "use", "project", project,
+                   "not among the caller's projects", utc_now())
             raise ValidationError("project", f"This caller may not work in project {project!r} (allowed: "
                                              f"{', '.join(principal.projects or ())})")
         return project
