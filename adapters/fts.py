@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Column, Index, Integer, String, Table, bindparam, delete, insert, select, text
+from sqlalchemy import Column, Index, Integer, String, Table, delete, insert, select
 from sqlalchemy.engine import Connection
 
 from adapters.sqlalchemy_base import metadata
@@ -19,7 +19,8 @@ from domain.ports import Filter
 
 COLLECTIONS = ("memory", "history", "artifact", "chunk")
 # The most records one lexical query may score. Ranking by BM25 means scoring every record that
-# holds any query word; past this budget the commonest words (the least weighty) are left out.
+# holds any query word; past this budget the commonest words (the least weighty) are left out, and
+# when every word is that common, only the newest records holding them are scored (``newest``).
 MATCH_BUDGET = 5_000
 INDEX_VERSION = "4"  # 4: a turn's context holds only neighbours with its readers. Bump when what is indexed changes: the index is rebuilt from the rows at start
 
@@ -217,75 +218,3 @@ class LexicalBackend:
 
     def _clear(self, conn: Connection) -> None:
         raise NotImplementedError
-
-
-def _quoted(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-class SqliteFts5(LexicalBackend):
-    """Per collection an FTS5 table for words (Porter stemming, Unicode folding, BM25) and one of trigrams."""
-
-    WORDS = "tokenize='porter unicode61 remove_diacritics 2'"
-    TRIGRAMS = "tokenize='trigram'"
-
-    def create(self, conn: Connection) -> None:
-        for collection in COLLECTIONS:
-            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, context, "
-                              f"{self.WORDS})"))
-            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS tri_{collection} USING fts5(body, {self.TRIGRAMS})"))
-
-    def reset(self, conn: Connection) -> None:
-        for collection in COLLECTIONS:
-            conn.execute(text(f"DROP TABLE IF EXISTS fts_{collection}"))
-            conn.execute(text(f"DROP TABLE IF EXISTS tri_{collection}"))
-
-    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
-        conn.execute(text(f"INSERT INTO fts_{collection}(rowid, body, context) VALUES (:id, :body, :context)"),
-                     [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
-        conn.execute(text(f"INSERT INTO tri_{collection}(rowid, body) VALUES (:id, :body)"),
-                     [{"id": i, "body": d.body} for i, d in rows])
-
-    def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
-        for table in (f"fts_{collection}", f"tri_{collection}"):
-            conn.execute(text(f"DELETE FROM {table} WHERE rowid IN :ids").bindparams(
-                bindparam("ids", expanding=True)), {"ids": list(ids)})
-
-    def _clear(self, conn: Connection) -> None:
-        for collection in COLLECTIONS:
-            conn.execute(text(f"DELETE FROM fts_{collection}"))
-            conn.execute(text(f"DELETE FROM tri_{collection}"))
-
-    def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
-               where: Filter | None, context_weight: float) -> list[LexicalMatch]:
-        words = list(self.selective(conn, collection, words))
-        if context_weight <= 0:  # words of the record itself only
-            words_query = "body : (" + " OR ".join(_quoted(w) for w in words) + ")" if words else ""
-        else:
-            words_query = " OR ".join(_quoted(w) for w in words)
-        return self._match(conn, f"fts_{collection}", collection, words_query, limit, where,
-                           f"1.0, {max(0.0, float(context_weight))}")
-
-    def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
-              where: Filter | None) -> list[LexicalMatch]:
-        usable = [t for t in tokens if len(t) >= 3]  # a trigram index cannot look for less
-        return self._match(conn, f"tri_{collection}", collection, " OR ".join(_quoted(t) for t in usable),
-                           limit, where) if usable else []
-
-    def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
-        return int(conn.execute(text(
-            f"SELECT count(*) FROM (SELECT rowid FROM fts_{collection} WHERE fts_{collection} MATCH :q LIMIT :cap)"),
-            {"q": _quoted(word), "cap": cap}).scalar() or 0)
-
-    @staticmethod
-    def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
-               where: Filter | None, column_weights: str = "1.0") -> list[LexicalMatch]:
-        if not query:
-            return []
-        conditions, params = filter_sql(collection, where, "sqlite")
-        rows = conn.execute(text(
-            f"SELECT d.record_id, bm25({table}, {column_weights}) AS rank FROM {table} "
-            f"JOIN lexical_docs d ON d.id = {table}.rowid JOIN {_JOINS[collection][0]} "
-            f"WHERE {table} MATCH :query{conditions} ORDER BY rank LIMIT :limit"),
-            {**params, "query": query, "limit": limit}).all()
-        return [LexicalMatch(record_id, -rank) for record_id, rank in rows]

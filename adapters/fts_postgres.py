@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from adapters import fts
 from adapters.fts import _JOINS, Doc, LexicalBackend, filter_sql
 from domain.model import LexicalMatch
 from domain.ports import Filter
@@ -54,9 +55,12 @@ class PostgresFullText(LexicalBackend):
                where: Filter | None, context_weight: float) -> list[LexicalMatch]:
         if not words:
             return []
-        kept = self.selective(conn, collection, words)
-        if not kept:
-            return []
+        kept, floor, joiner = self.selective(conn, collection, words), 0, " OR "
+        if not kept:  # every word is common: the newest records holding them all (else any), bounded
+            newest = self._newest(conn, collection, words, context_weight)
+            if newest is None:
+                return []
+            kept, (floor, joiner) = {word: fts.MATCH_BUDGET for word in words}, newest
         total = conn.execute(text("SELECT count(*) FROM lexical_docs WHERE collection = :c"), {"c": collection}).scalar()
         terms = {f"t{i}": w for i, w in enumerate(kept)}
         weights: dict[str, float] = {}
@@ -71,18 +75,34 @@ class PostgresFullText(LexicalBackend):
                 weights[key] = max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))  # FTS5's BM25 IDF
         if not weights:
             return []
-        any_word = " OR ".join(self._query(f":{k}", context_weight, "d.tsv") for k in weights)
+        any_word = joiner.join(self._query(f":{k}", context_weight, "d.tsv") for k in weights)
         grades = f"'{{0, 0, {max(0.0, float(context_weight))}, 1}}'"  # D, C, B (context), A (own words)
         score = " + ".join(f":w{k} * ts_rank({grades}, d.tsv, plainto_tsquery('{CONFIG}', :{k}), 1)"
                            for k in weights)
         conditions, params = filter_sql(collection, where, "postgresql")
         rows = conn.execute(text(
             f"SELECT d.record_id, {score} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
-            f"WHERE d.collection = :c AND ({any_word}){conditions} "
+            f"WHERE d.collection = :c AND ({any_word}) AND d.id >= :floor{conditions} "
             "ORDER BY score DESC, d.record_id LIMIT :limit"),
             {**params, **{k: terms[k] for k in weights}, **{f"w{k}": w for k, w in weights.items()},
-             "c": collection, "limit": limit}).all()
+             "c": collection, "limit": limit, "floor": floor}).all()
         return [LexicalMatch(record_id, float(value)) for record_id, value in rows]
+
+    def _newest(self, conn: Connection, collection: str, words: Sequence[str],
+                context_weight: float) -> tuple[int, str] | None:
+        """For a query of common words only: the id from which the newest MATCH_BUDGET records holding
+        all the words (else any) start, and how the words are joined; None if none holds any."""
+        if fts.MATCH_BUDGET <= 0:
+            return None
+        params = {f"t{i}": w for i, w in enumerate(words)}
+        for joiner in (" AND ", " OR "):
+            matched = joiner.join(self._query(f":{k}", context_weight) for k in params)
+            newest = (f"SELECT id FROM lexical_docs WHERE collection = :c AND ({matched}) "
+                      "ORDER BY id DESC LIMIT 1 OFFSET :n")
+            if conn.execute(text(newest), {**params, "c": collection, "n": 0}).scalar() is not None:
+                floor = conn.execute(text(newest), {**params, "c": collection, "n": fts.MATCH_BUDGET - 1}).scalar()
+                return int(floor or 0), joiner
+        return None
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
         return int(conn.execute(text(

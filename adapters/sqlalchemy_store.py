@@ -12,7 +12,8 @@ from sqlalchemy import create_engine, delete, event, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters.fts import Doc, LexicalBackend, SqliteFts5
+from adapters.fts import Doc, LexicalBackend
+from adapters.fts_sqlite import SqliteFts5
 from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_turns import SqlTurns, turn_docs
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here

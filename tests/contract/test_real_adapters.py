@@ -105,22 +105,30 @@ def test_an_interrupted_rebuild_is_finished_on_the_next_open(tmp_path: Path) -> 
     assert reopened.query("memory", unit(0, 1, 0, 0), 1)[0].record_id == "b"
 
 
-def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(tmp_path: Path, monkeypatch) -> None:
+def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(sql_url: str, monkeypatch) -> None:
     import adapters.fts
     from adapters.sqlalchemy_ledger import SqlStore
     from tests.contract.lexical_index_contract import AUDIT, memory
 
-    store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
+    store = SqlStore(make_engine(sql_url))
     for i in range(12):
         store.add_memory(memory(f"mem_{i:02d}", f"weekly status report {i}" + (" quarterly" if i < 3 else "")), AUDIT)
     store.add_memory(memory("mem_zebra", "status of the zebra enclosure"), AUDIT)
     monkeypatch.setattr(adapters.fts, "MATCH_BUDGET", 5)
-    assert store._lexical.selective(store._engine.connect(), "memory", ["status", "quarterly", "zebra"]) == {
-        "zebra": 1, "quarterly": 3}
+    with store._engine.connect() as conn:  # noqa: SLF001 - the backend's choice of words
+        assert store._lexical.selective(conn, "memory", ["status", "quarterly", "zebra"]) == {"zebra": 1, "quarterly": 3}
     found = [m.record_id for m in store.lexical_search("memory", ["status", "quarterly", "zebra"], 10)]
     assert found[0] == "mem_zebra" and set(found) == {"mem_zebra", "mem_00", "mem_01", "mem_02"}
+    # Every word common: the newest records holding them all are scored (bounded), not nothing at all.
+    assert {m.record_id for m in store.lexical_search("memory", ["status"], 10)} == {
+        "mem_zebra", "mem_11", "mem_10", "mem_09", "mem_08"}
+    assert {m.record_id for m in store.lexical_search("memory", ["weekly", "status"], 10)} == {
+        "mem_11", "mem_10", "mem_09", "mem_08", "mem_07"}  # all of them first: "weekly status", not the zebra
+    assert {m.record_id for m in store.lexical_search("memory", ["weekly", "status", "enclosure"], 10)} == {
+        "mem_zebra"}  # enclosure is rare: the usual path
+    assert store.lexical_search("memory", ["nowhere"], 10) == []
     monkeypatch.setattr(adapters.fts, "MATCH_BUDGET", 0)
-    assert store.lexical_search("memory", ["status"], 10) == []  # nothing fits: the vectors answer alone
+    assert store.lexical_search("memory", ["status"], 10) == []  # nothing may be scored: the vectors answer alone
     store.close()
 
 

@@ -1,0 +1,115 @@
+"""SQLite's lexical index: an FTS5 table per collection (porter stemming, BM25 via bm25()) for words,
+an FTS5 trigram table per collection for exact tokens (identifiers, paths, codes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection
+
+from adapters import fts
+from adapters.fts import _JOINS, COLLECTIONS, Doc, LexicalBackend, filter_sql
+from domain.model import LexicalMatch
+from domain.ports import Filter
+
+
+def _any(words: Sequence[str], joiner: str, context_weight: float) -> str:
+    """An FTS5 query of the words joined by ``joiner`` (" OR ", " AND "); of the record's own words
+    only (its ``body``) when context counts nothing."""
+    if not words:
+        return ""
+    query = joiner.join(_quoted(w) for w in words)
+    return f"body : ({query})" if context_weight <= 0 else query
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class SqliteFts5(LexicalBackend):
+    """Per collection an FTS5 table for words (Porter stemming, Unicode folding, BM25) and one of trigrams."""
+
+    WORDS = "tokenize='porter unicode61 remove_diacritics 2'"
+    TRIGRAMS = "tokenize='trigram'"
+
+    def create(self, conn: Connection) -> None:
+        for collection in COLLECTIONS:
+            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, context, "
+                              f"{self.WORDS})"))
+            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS tri_{collection} USING fts5(body, {self.TRIGRAMS})"))
+
+    def reset(self, conn: Connection) -> None:
+        for collection in COLLECTIONS:
+            conn.execute(text(f"DROP TABLE IF EXISTS fts_{collection}"))
+            conn.execute(text(f"DROP TABLE IF EXISTS tri_{collection}"))
+
+    def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
+        conn.execute(text(f"INSERT INTO fts_{collection}(rowid, body, context) VALUES (:id, :body, :context)"),
+                     [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
+        conn.execute(text(f"INSERT INTO tri_{collection}(rowid, body) VALUES (:id, :body)"),
+                     [{"id": i, "body": d.body} for i, d in rows])
+
+    def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
+        for table in (f"fts_{collection}", f"tri_{collection}"):
+            conn.execute(text(f"DELETE FROM {table} WHERE rowid IN :ids").bindparams(
+                bindparam("ids", expanding=True)), {"ids": list(ids)})
+
+    def _clear(self, conn: Connection) -> None:
+        for collection in COLLECTIONS:
+            conn.execute(text(f"DELETE FROM fts_{collection}"))
+            conn.execute(text(f"DELETE FROM tri_{collection}"))
+
+    def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
+               where: Filter | None, context_weight: float) -> list[LexicalMatch]:
+        kept = list(self.selective(conn, collection, words))
+        weights = f"1.0, {max(0.0, float(context_weight))}"
+        if kept or not words:
+            return self._match(conn, f"fts_{collection}", collection, _any(kept, " OR ", context_weight), limit,
+                               where, weights)
+        newest = self._newest(conn, collection, words, context_weight)  # every word is common
+        if newest is None:
+            return []
+        query, floor = newest
+        return self._match(conn, f"fts_{collection}", collection, query, limit, where, weights, floor)
+
+    def _newest(self, conn: Connection, collection: str, words: Sequence[str],
+                context_weight: float) -> tuple[str, int] | None:
+        """For a query of common words only: the records holding all of them (else any), as a MATCH
+        query and the rowid from which the newest MATCH_BUDGET of them start; None if none holds any.
+        (FTS5 walks a doclist by rowid from its end cheaply: bounded however common the words.)"""
+        if fts.MATCH_BUDGET <= 0:
+            return None
+        table = f"fts_{collection}"
+        for joiner in (" AND ", " OR "):
+            query = _any(words, joiner, context_weight)
+            newest = f"SELECT rowid FROM {table} WHERE {table} MATCH :q ORDER BY rowid DESC LIMIT 1 OFFSET :n"
+            if conn.execute(text(newest), {"q": query, "n": 0}).scalar() is not None:
+                floor = conn.execute(text(newest), {"q": query, "n": fts.MATCH_BUDGET - 1}).scalar()
+                return query, int(floor or 0)
+        return None
+
+    def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
+              where: Filter | None) -> list[LexicalMatch]:
+        usable = [t for t in tokens if len(t) >= 3]  # a trigram index cannot look for less
+        return self._match(conn, f"tri_{collection}", collection, " OR ".join(_quoted(t) for t in usable),
+                           limit, where) if usable else []
+
+    def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
+        return int(conn.execute(text(
+            f"SELECT count(*) FROM (SELECT rowid FROM fts_{collection} WHERE fts_{collection} MATCH :q LIMIT :cap)"),
+            {"q": _quoted(word), "cap": cap}).scalar() or 0)
+
+    @staticmethod
+    def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
+               where: Filter | None, column_weights: str = "1.0", floor: int = 0) -> list[LexicalMatch]:
+        if not query:
+            return []
+        conditions, params = filter_sql(collection, where, "sqlite")
+        newest = f" AND {table}.rowid >= :floor" if floor else ""
+        rows = conn.execute(text(
+            f"SELECT d.record_id, bm25({table}, {column_weights}) AS rank FROM {table} "
+            f"JOIN lexical_docs d ON d.id = {table}.rowid JOIN {_JOINS[collection][0]} "
+            f"WHERE {table} MATCH :query{newest}{conditions} ORDER BY rank LIMIT :limit"),
+            {**params, "query": query, "limit": limit, "floor": floor}).all()
+        return [LexicalMatch(record_id, -rank) for record_id, rank in rows]
