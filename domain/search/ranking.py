@@ -21,6 +21,9 @@ from domain.common import apply_policies
 from domain.upkeep.vector_sync import owner_field
 
 Record = tuple[str | None, Callable[[float], Hit]]  # a record's current version, and how to make its hit
+# What one search has read of each collection's records (None: missing, or not the caller's to see), so
+# that its signals and deeper rounds read each record once.
+Records = dict[str, dict[str, Record | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +40,8 @@ class Ranker:
     now: Callable[[], float] = time.time
 
     def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
-             index: str | None = None, index_where: Filter | None = None) -> tuple[list[Hit], bool]:
+             index: str | None = None, index_where: Filter | None = None,
+             read: Records | None = None) -> tuple[list[Hit], bool]:
         """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records);
         ``index_where``: what the vector index itself is asked to filter (default ``where``)."""
         name = index or collection
@@ -48,40 +52,53 @@ class Ranker:
             field = owner_field(collection)
             fresh = [m for m in raw if (artifact_of(m.record_id) if field == "artifact_id" else m.record_id) not in owners]
             raw = sorted([*fresh, *queued], key=lambda m: -m.score)[:fetch]
-        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw, context)]
+        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw, context, read)]
         return apply_policies(self.policies, hits, context), len(raw) >= fetch
 
     def rank_words(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext, context_weight: float = 0.35) -> tuple[list[Hit], bool]:
+                   context: RequestContext, context_weight: float = 0.35,
+                   read: Records | None = None) -> tuple[list[Hit], bool]:
         """By BM25 over the words (the lexical index holds only current records)."""
         raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
-        return apply_policies(self.policies, self.hits(collection, raw, context), context), len(raw) >= fetch
+        return apply_policies(self.policies, self.hits(collection, raw, context, read), context), len(raw) >= fetch
 
     def rank_exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext) -> tuple[list[Hit], bool]:
+                   context: RequestContext, read: Records | None = None) -> tuple[list[Hit], bool]:
         """By verbatim occurrences of code-like tokens."""
         raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
-        return apply_policies(self.policies, self.hits(collection, raw, context), context), len(raw) >= fetch
+        return apply_policies(self.policies, self.hits(collection, raw, context, read), context), len(raw) >= fetch
 
-    def hits(self, collection: str, found: Sequence[LexicalMatch], context: RequestContext) -> list[Hit]:
+    def hits(self, collection: str, found: Sequence[LexicalMatch], context: RequestContext,
+             read: Records | None = None) -> list[Hit]:
         """Hits for lexical matches, in their order; a record deleted meanwhile is left out."""
-        records = self._records(collection, [m.record_id for m in found], context)
+        records = self._records(collection, [m.record_id for m in found], context, read)
         return [records[m.record_id][1](m.score) for m in found if m.record_id in records]
 
-    def _hydrate(self, collection: str, raw: list[VectorMatch], context: RequestContext) -> list[Hit]:
+    def _hydrate(self, collection: str, raw: list[VectorMatch], context: RequestContext,
+                 read: Records | None = None) -> list[Hit]:
         """Drop vectors of versions that are not (or no longer) current, then keep each record's best.
 
         Stale vectors go first: during a replacement a chunk shared by both versions has the same id
         in each, and only the committed version's vector may speak for it.
         """
-        records = self._records(collection, sorted({m.record_id for m in raw}), context)
+        records = self._records(collection, sorted({m.record_id for m in raw}), context, read)
         current = [m for m in raw if m.record_id in records and records[m.record_id][0] in (None, version_of(m.id))]
         return [records[m.record_id][1](m.score) for m in best_per_record(current)]
 
-    def _records(self, collection: str, ids: Sequence[str], context: RequestContext) -> dict[str, Record]:
+    def _records(self, collection: str, ids: Sequence[str], context: RequestContext,
+                 read: Records | None = None) -> dict[str, Record]:
         """For each record that exists and the caller may see: its current version (None: not
         versioned) and how to make its hit. (The index filters already hold the caller to what it may
-        see; this is the same rule on the rows themselves, so a stale index entry never shows.)"""
+        see; this is the same rule on the rows themselves, so a stale index entry never shows.) With
+        ``read``, what the search read before is not read again."""
+        known = read.setdefault(collection, {}) if read is not None else {}
+        missing = [i for i in dict.fromkeys(ids) if i not in known]
+        if missing:
+            found = self._read_records(collection, missing, context)
+            known.update({i: found.get(i) for i in missing})
+        return {i: record for i in ids if (record := known.get(i)) is not None}
+
+    def _read_records(self, collection: str, ids: Sequence[str], context: RequestContext) -> dict[str, Record]:
         now = self.now()
 
         def seen(item: Memory | Turn | Artifact) -> bool:

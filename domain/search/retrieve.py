@@ -17,7 +17,7 @@ from domain.search.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, We
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
 from domain.common import nothing
-from domain.search.ranking import Ranker
+from domain.search.ranking import Ranker, Records
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
@@ -77,6 +77,7 @@ class Retriever:
             self.catch_up()
         fused: list[Hit] = []
         depths: dict[str, int] = {}
+        read: Records = {}  # the records this search has read: each once, whatever signal or round finds it
         owners = 0  # distinct artifacts and records found (before the cap), to see a round add nothing
         for fetch in fetch_rounds(limit):
             if depths and all(max(fetch, self.config.top_k(s)) == d for s, d in depths.items()):
@@ -90,7 +91,7 @@ class Retriever:
                 found: list[Hit] = []
                 for collection, where in wheres.items():
                     got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen,
-                                           index_wheres[collection])
+                                           index_wheres[collection], read)
                     if signal == "lexical" and not any(h.score >= MIN_LEXICAL_EVIDENCE for h in got):
                         # BM25 cannot tell these records apart (a store of one or two): sharing a
                         # content word with the query is then the evidence, not held to the floor.
@@ -116,15 +117,15 @@ class Retriever:
 
     def _rank(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
               where: Filter, context: RequestContext, profile: Weights,
-              index_where: Filter | None = None) -> tuple[list[Hit], bool]:
+              index_where: Filter | None = None, read: Records | None = None) -> tuple[list[Hit], bool]:
         if signal == "lexical":
-            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context)
+            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context, read)
         if signal == "exact":
-            return self.ranker.rank_exact(collection, terms.exact, depth, where, context)
+            return self.ranker.rank_exact(collection, terms.exact, depth, where, context, read)
         if signal == "contextual" and collection != HISTORY:
             return [], False
         index = CONTEXT_COLLECTION if signal == "contextual" else None
-        return self.ranker.rank(collection, vector or [], depth, where, context, index, index_where)
+        return self.ranker.rank(collection, vector or [], depth, where, context, index, index_where, read)
 
 
 def vector_where(own: Filter | None, restricted: Filter) -> Filter:
