@@ -13,6 +13,7 @@ from adapters.fts import _JOINS, COLLECTIONS, Doc, LexicalBackend, filter_sql
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
+SHORTLIST = 8  # x limit: the best matches FTS5 hands on to be joined and filtered before all of them are
 
 def _any(words: Sequence[str], joiner: str, context_weight: float) -> str:
     """An FTS5 query of the words joined by ``joiner`` (" OR ", " AND "); of the record's own words
@@ -103,13 +104,21 @@ class SqliteFts5(LexicalBackend):
     @staticmethod
     def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
                where: Filter | None, column_weights: str = "1.0", floor: int = 0) -> list[LexicalMatch]:
+        """The best ``limit`` matches that pass ``where`` (the access rule among it). FTS5 scores and
+        picks the best SHORTLIST x limit first, so only those are joined to their rows and filtered;
+        when too few of them pass, every match is (the limit is still filled)."""
         if not query:
             return []
         conditions, params = filter_sql(collection, where, "sqlite")
-        newest = f" AND {table}.rowid >= :floor" if floor else ""
-        rows = conn.execute(text(
-            f"SELECT d.record_id, bm25({table}, {column_weights}) AS rank FROM {table} "
-            f"JOIN lexical_docs d ON d.id = {table}.rowid JOIN {_JOINS[collection][0]} "
-            f"WHERE {table} MATCH :query{newest}{conditions} ORDER BY rank LIMIT :limit"),
-            {**params, "query": query, "limit": limit, "floor": floor}).all()
+        newest = " AND rowid >= :floor" if floor else ""
+        values = {**params, "query": query, "limit": limit, "floor": floor}
+        scored = (f"SELECT rowid AS rid, bm25({table}, {column_weights}) AS rank FROM {table} "
+                  f"WHERE {table} MATCH :query{newest}")
+        for shortlist in (f"{scored} ORDER BY rank LIMIT :shortlist", scored):
+            rows = conn.execute(text(
+                f"SELECT d.record_id, s.rank FROM ({shortlist}) AS s JOIN lexical_docs d ON d.id = s.rid "
+                f"JOIN {_JOINS[collection][0]} WHERE 1 = 1{conditions} ORDER BY s.rank LIMIT :limit"),
+                {**values, "shortlist": SHORTLIST * limit}).all()
+            if len(rows) >= limit:
+                break
         return [LexicalMatch(record_id, -rank) for record_id, rank in rows]
