@@ -15,6 +15,13 @@ from domain.ports import Filter
 
 SHORTLIST = 8  # x limit: the best matches FTS5 hands on to be joined and filtered before all of them are
 
+def _newest_from(conn: Connection, table: str, query: str, count: int) -> int | None:
+    """The rowid from which the newest ``count`` matches of ``query`` start; None when fewer match.
+    (FTS5 walks a doclist by rowid from its end: bounded however common the query's terms.)"""
+    return conn.execute(text(f"SELECT rowid FROM {table} WHERE {table} MATCH :q ORDER BY rowid DESC "
+                             "LIMIT 1 OFFSET :n"), {"q": query, "n": count - 1}).scalar()
+
+
 def _any(words: Sequence[str], joiner: str, context_weight: float) -> str:
     """An FTS5 query of the words joined by ``joiner`` (" OR ", " AND "); of the record's own words
     only (its ``body``) when context counts nothing."""
@@ -77,24 +84,25 @@ class SqliteFts5(LexicalBackend):
     def _newest(self, conn: Connection, collection: str, words: Sequence[str],
                 context_weight: float) -> tuple[str, int] | None:
         """For a query of common words only: the records holding all of them (else any), as a MATCH
-        query and the rowid from which the newest MATCH_BUDGET of them start; None if none holds any.
-        (FTS5 walks a doclist by rowid from its end cheaply: bounded however common the words.)"""
+        query and the rowid from which the newest MATCH_BUDGET of them start; None if none holds any."""
         if fts.MATCH_BUDGET <= 0:
             return None
         table = f"fts_{collection}"
         for joiner in (" AND ", " OR "):
             query = _any(words, joiner, context_weight)
-            newest = f"SELECT rowid FROM {table} WHERE {table} MATCH :q ORDER BY rowid DESC LIMIT 1 OFFSET :n"
-            if conn.execute(text(newest), {"q": query, "n": 0}).scalar() is not None:
-                floor = conn.execute(text(newest), {"q": query, "n": fts.MATCH_BUDGET - 1}).scalar()
-                return query, int(floor or 0)
+            if _newest_from(conn, table, query, 1) is not None:
+                return query, _newest_from(conn, table, query, fts.MATCH_BUDGET) or 0
         return None
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
+        """Verbatim occurrences; of a token that common, in the newest MATCH_BUDGET records holding it."""
         usable = [t for t in tokens if len(t) >= 3]  # a trigram index cannot look for less
-        return self._match(conn, f"tri_{collection}", collection, " OR ".join(_quoted(t) for t in usable),
-                           limit, where) if usable else []
+        if not usable or fts.MATCH_BUDGET <= 0:
+            return []
+        table, query = f"tri_{collection}", " OR ".join(_quoted(t) for t in usable)
+        return self._match(conn, table, collection, query, limit, where,
+                           floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0)
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
         return int(conn.execute(text(
