@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 
 from loguru import logger
 
 from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
+from entrypoints.fatal import say_fatal
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="memtrove", description="memtrove: a memory server for AI agents (MCP).")
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                          args.host or settings.memtrove_host,
                          settings.mcp_port if args.port is None else args.port)
     except (ConfigurationError, MemtroveError) as exc:
-        print(f"memtrove: {exc.message}", file=sys.stderr)
+        say_fatal(exc.message)
         return 2
     except KeyboardInterrupt:
         return 130

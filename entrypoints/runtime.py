@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import contextvars
 import threading
 import time
@@ -15,6 +14,7 @@ from loguru import logger
 
 from config.container import Application
 from config.settings import Settings
+from entrypoints.fatal import say_fatal
 from domain.errors import ConfigurationError, MemtroveError
 from domain.model import IngestJob
 from domain.artifacts.resume import ResumeIngests
@@ -238,7 +238,7 @@ class Runtime:
                     self.app.adapters.embedder().embed_query("warm up")
                     logger.info("warm_up_done")
             except ConfigurationError as exc:  # one line, as a failed start would print
-                print(f"memtrove: {exc.message}", file=sys.stderr, flush=True)
+                say_fatal(exc.message)
                 os._exit(2)
             except Exception as exc:  # the first real call will report it properly
                 logger.warning("warm_up_failed error={}", exc)

@@ -1,0 +1,18 @@
+"""The one line a failed start prints (``memtrove: <reason>``): once per process, whichever thread
+fails first (the warm-up thread and the main thread can meet the same refusal at the same moment)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+_lock = threading.Lock()
+_said: list[str] = []
+
+
+def say_fatal(message: str) -> None:
+    with _lock:
+        if _said:
+            return
+        _said.append(message)
+        print(f"memtrove: {message}", file=sys.stderr, flush=True)
