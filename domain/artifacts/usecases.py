@@ -87,14 +87,18 @@ class GetArtifact:
         return ArtifactView(artifact, content, chunks if include_chunks else None, job)
 
     def _may_see_job(self, art_id: str, context: RequestContext) -> bool:
-        return visible(access_fields(job_access(self.store, art_id)), context, self.now())
+        pending = job_access(self.store, art_id)
+        return pending is not None and visible(access_fields(pending), context, self.now())
 
 
-def job_access(store: ArtifactStore, art_id: str) -> Owned | Artifact:
+def job_access(store: ArtifactStore, art_id: str) -> Owned | Artifact | None:
     """Whose an ingest under way (with no version committed yet) is: the access its version has once
-    begun, else the one the request it keeps will give (a job kept without either: the local owner's)."""
+    begun, else the one the request it keeps will give (a job kept without either: the local owner's);
+    None without a job."""
     job = store.ingest_job(art_id)
-    begun = store.pending_artifact(art_id, job.version) if job is not None else None
+    if job is None:
+        return None
+    begun = store.pending_artifact(art_id, job.version)
     if begun is not None:
         return begun[0]
     request = store.job_request(art_id) or {}
@@ -148,8 +152,7 @@ class DeleteArtifact:
         art_id = check_artifact_id(artifact_id)
         context = self.identity()
         with self.locks.hold(art_id):
-            found = self.store.get_artifact(art_id) or (  # an ingest under way is its caller's
-                job_access(self.store, art_id) if self.store.ingest_job(art_id) else None)
+            found = self.store.get_artifact(art_id) or job_access(self.store, art_id)  # an ingest is its caller's
             check_change(self.store, context, found, "delete", "artifact", art_id, "Artifact", "artifact_id",
                          self.clock(), self.now())
             entry = audit("delete", "artifact", [art_id], self.clock(), context)

@@ -9,6 +9,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 
 from domain.errors import MemtroveError, ValidationError
+from domain.access.privacy import Privacy
 from domain.access.rules import NEVER
 from domain.model import Hit, Memory, Owned, Turn
 
@@ -68,7 +69,7 @@ def turn(t: Turn) -> dict[str, Any]:
             "turn_index": t.turn_index, "ts": t.ts, "token_count": t.token_count, **privacy(t)}
 
 
-_DEFAULTS = {"sensitivity": "normal", "visibility_scope": "me", "retention_policy": "forever"}
+_DEFAULTS = {name: getattr(Privacy(), name) for name in ("sensitivity", "visibility_scope", "retention_policy")}
 
 
 def privacy(item: Owned) -> dict[str, Any]:
