@@ -1,5 +1,10 @@
-"""SQLite's lexical index: an FTS5 table per collection (porter stemming, BM25 via bm25()) for words,
-an FTS5 trigram table per collection for exact tokens (identifiers, paths, codes)."""
+"""SQLite's lexical index: an FTS5 table per collection (porter stemming, BM25 via bm25()).
+
+Exact tokens (identifiers, paths, codes) are looked up in the same word index, as phrases of their
+parts (``get_user_by_id`` is the phrase "get user by id"), then checked verbatim against the
+record's text. An index of its own (FTS5 trigrams) held every text a third time: at 1.2 KB chunks
+it was the largest table of the store, 3.9 KB a chunk.
+"""
 
 from __future__ import annotations
 
@@ -36,37 +41,31 @@ def _quoted(term: str) -> str:
 
 
 class SqliteFts5(LexicalBackend):
-    """Per collection an FTS5 table for words (Porter stemming, Unicode folding, BM25) and one of trigrams."""
+    """Per collection an FTS5 table for words (Porter stemming, Unicode folding, BM25)."""
 
     WORDS = "tokenize='porter unicode61 remove_diacritics 2'"
-    TRIGRAMS = "tokenize='trigram'"
 
     def create(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
             conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, context, "
                               f"{self.WORDS})"))
-            conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS tri_{collection} USING fts5(body, {self.TRIGRAMS})"))
 
     def reset(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
             conn.execute(text(f"DROP TABLE IF EXISTS fts_{collection}"))
-            conn.execute(text(f"DROP TABLE IF EXISTS tri_{collection}"))
+            conn.execute(text(f"DROP TABLE IF EXISTS tri_{collection}"))  # the exact-token index of index version < 5
 
     def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
         conn.execute(text(f"INSERT INTO fts_{collection}(rowid, body, context) VALUES (:id, :body, :context)"),
                      [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
-        conn.execute(text(f"INSERT INTO tri_{collection}(rowid, body) VALUES (:id, :body)"),
-                     [{"id": i, "body": d.body} for i, d in rows])
 
     def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
-        for table in (f"fts_{collection}", f"tri_{collection}"):
-            conn.execute(text(f"DELETE FROM {table} WHERE rowid IN :ids").bindparams(
-                bindparam("ids", expanding=True)), {"ids": list(ids)})
+        conn.execute(text(f"DELETE FROM fts_{collection} WHERE rowid IN :ids").bindparams(
+            bindparam("ids", expanding=True)), {"ids": list(ids)})
 
     def _clear(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
             conn.execute(text(f"DELETE FROM fts_{collection}"))
-            conn.execute(text(f"DELETE FROM tri_{collection}"))
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
                where: Filter | None, context_weight: float) -> list[LexicalMatch]:
@@ -96,13 +95,18 @@ class SqliteFts5(LexicalBackend):
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
-        """Verbatim occurrences; of a token that common, in the newest MATCH_BUDGET records holding it."""
-        usable = [t for t in tokens if len(t) >= 3]  # a trigram index cannot look for less
+        """Verbatim occurrences (case folded) in a record's own text; of a token that common, in the
+        newest MATCH_BUDGET records holding its words. Each token is an FTS5 phrase of its parts (the
+        index's own tokenizer splits it), and the record must hold the token itself."""
+        usable = [t for t in tokens if len(t) >= 3]
         if not usable or fts.MATCH_BUDGET <= 0:
             return []
-        table, query = f"tri_{collection}", " OR ".join(_quoted(t) for t in usable)
-        return self._match(conn, table, collection, query, limit, where,
-                           floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0)
+        table = f"fts_{collection}"
+        query = "body : (" + " OR ".join(_quoted(t) for t in usable) + ")"
+        verbatim = {f"v{i}": t.lower() for i, t in enumerate(usable)}
+        held = " OR ".join(f"instr(lower(body), :{key}) > 0" for key in verbatim)
+        return self._match(conn, table, collection, query, limit, where, "1.0, 0.0",
+                           floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0, verbatim=(f" AND ({held})", verbatim))
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
         return int(conn.execute(text(
@@ -111,7 +115,8 @@ class SqliteFts5(LexicalBackend):
 
     @staticmethod
     def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
-               where: Filter | None, column_weights: str = "1.0", floor: int = 0) -> list[LexicalMatch]:
+               where: Filter | None, column_weights: str = "1.0", floor: int = 0,
+               verbatim: tuple[str, dict[str, str]] = ("", {})) -> list[LexicalMatch]:
         """The best ``limit`` matches that pass ``where`` (the access rule among it). FTS5 scores and
         picks the best SHORTLIST x limit first, so only those are joined to their rows and filtered;
         when too few of them pass, every match is (the limit is still filled)."""
@@ -119,9 +124,9 @@ class SqliteFts5(LexicalBackend):
             return []
         conditions, params = filter_sql(collection, where, "sqlite")
         newest = " AND rowid >= :floor" if floor else ""
-        values = {**params, "query": query, "limit": limit, "floor": floor}
+        values = {**params, **verbatim[1], "query": query, "limit": limit, "floor": floor}
         scored = (f"SELECT rowid AS rid, bm25({table}, {column_weights}) AS rank FROM {table} "
-                  f"WHERE {table} MATCH :query{newest}")
+                  f"WHERE {table} MATCH :query{newest}{verbatim[0]}")
         for shortlist in (f"{scored} ORDER BY rank LIMIT :shortlist", scored):
             rows = conn.execute(text(
                 f"SELECT d.record_id, s.rank FROM ({shortlist}) AS s JOIN lexical_docs d ON d.id = s.rid "

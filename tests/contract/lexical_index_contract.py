@@ -152,6 +152,13 @@ class LexicalIndexContract:
         assert ids(store.exact_search("memory", ["user_by_id"], 5)) == ["mem_a"]
         assert ids(store.exact_search("memory", ["APP/USERS.PY"], 5)) == ["mem_a"]
         assert store.exact_search("memory", ["zz"], 5) == []  # too short to match exactly
+        assert store.exact_search("memory", ["getting_users"], 5) == []  # its words stem alike; it is not there
+
+    def test_an_exact_token_is_found_only_in_the_records_own_text(self, store) -> None:
+        for i, line in enumerate(["the crash in parse_config_v2", "we looked at it", "fixed by noon"]):
+            store.put_turn(turn("c1", i, line), AUDIT)
+        assert ids(store.exact_search("history", ["parse_config_v2"], 5)) == ["c1_turn_0"]
+        assert ids(store.exact_search("history", ["Parse_Config_V2"], 5)) == ["c1_turn_0"]
 
     def test_artifacts_and_chunks_are_searchable_only_once_committed(self, store) -> None:
         whole = dataclasses.replace(artifact("art_w", "1" * 64, 0), content="invoice from Acme for widgets",
@@ -190,4 +197,4 @@ class LexicalIndexContract:
         store.add_memory(memory("mem_a", "Café crème with José in Zürich 😀"), AUDIT)
         store.add_memory(memory("mem_b", "東京で寿司を食べた"), AUDIT)
         assert ids(store.lexical_search("memory", ["zürich"], 5)) == ["mem_a"]
-        assert ids(store.exact_search("memory", ["寿司を"], 5)) == ["mem_b"]
+        assert ids(store.exact_search("memory", ["Zürich"], 5)) == ["mem_a"]

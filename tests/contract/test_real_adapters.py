@@ -80,7 +80,7 @@ def test_the_lexical_index_is_built_from_existing_rows_when_missing(tmp_path: Pa
     store.add_memory(memory("mem_a", "the lighthouse keeper"), AUDIT)
     store.put_turn(turn("c1", 0, "we sailed to the lighthouse"), AUDIT)
     with store._engine.begin() as conn:  # the state an older release left behind
-        for table in ("fts_memory", "fts_history", "tri_memory", "tri_history", "lexical_docs"):
+        for table in ("fts_memory", "fts_history", "lexical_docs"):
             conn.execute(text(f"DELETE FROM {table}"))
         conn.execute(text("DELETE FROM store_meta WHERE key = 'lexical_index'"))
     store.close()
