@@ -1,4 +1,4 @@
-"""``memtrove-bench locomo|facts|passages``: retrieval benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench locomo|facts|passages|scale``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
 
 Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
 """
@@ -35,6 +35,19 @@ def parser() -> argparse.ArgumentParser:
     passages.add_argument("--max-docs", type=int, default=None, help="a quick run on this many documents")
     passages.add_argument("--out", type=Path, default=Path("passages-results.json"),
                           help="where to write the JSON report")
+    scale = suites.add_parser("scale", help="a store grown over MCP to each size asked (stand-in embedder): "
+                                            "search latency and CPU, raw index work, ingest rate, disk, RSS")
+    scale.add_argument("--chunks", type=int, action="append", required=True, metavar="N",
+                       help="measure when the store holds N chunks; repeatable (grown in steps)")
+    scale.add_argument("--store", type=Path, default=None, metavar="DIR",
+                       help="keep the store here; a later run grows it further (default: a temporary folder)")
+    scale.add_argument("--dimensions", type=int, default=256, help="the stand-in embedder's (default 256)")
+    scale.add_argument("--queries", type=int, default=100, help="hybrid_search calls at each size (default 100)")
+    scale.add_argument("--concurrency", type=int, default=2, help="artifact_ingest calls at a time (default 2)")
+    scale.add_argument("--docs", type=Path, default=Path("/usr/share/doc/python3.11/html/_sources"),
+                       help="folder of the documentation sources (Debian's python3-doc)")
+    scale.add_argument("--data", type=Path, default=Path("../shared/locomo"), help="LoCoMo folder (optional)")
+    scale.add_argument("--out", type=Path, default=Path("scale-results.json"), help="where to write the JSON report")
     for name, suite in (("locomo", turns), ("facts", facts), ("passages", passages)):
         suite.add_argument("--store", type=Path, default=None, metavar="DIR",
                            help="keep the stored data here (a second run finds it stored and only searches); "
@@ -45,6 +58,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.suite == "scale":
+        from bench import scale
+
+        return scale.main(args.chunks, args.store, args.out, args.dimensions, args.queries, args.concurrency,
+                          args.docs, args.data)
     if args.suite == "passages":
         from bench import passages
 
