@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -103,8 +104,14 @@ class OpenAIEmbedder(Embedder):
         params: dict[str, Any] = {"model": self.profile.model, "input": batch, "encoding_format": "float"}
         if self._send_dimensions:
             params["dimensions"] = self.profile.dimensions
-        response = self._with_retries(lambda: client.embeddings.create(**params))
-        return self._vectors(response, len(batch))
+        # The raw body, parsed by json: the SDK's models would build an object per float (a fifth of
+        # an ingest's CPU at 256 dimensions). Status errors are raised all the same.
+        response = self._with_retries(lambda: client.embeddings.with_raw_response.create(**params))
+        try:
+            body = json.loads(response.http_response.content)
+        except ValueError as exc:
+            raise EmbeddingError("OpenAI API returned an unusable response (not JSON)") from exc
+        return self._vectors(body, len(batch))
 
     def _with_retries(self, call: Callable[[], T]) -> T:
         failure = ""
@@ -152,19 +159,23 @@ class OpenAIEmbedder(Embedder):
             return f"Request failed after {attempts} timeouts."
         return f"Cannot connect to OpenAI API at {self._base_url or DEFAULT_BASE_URL}"
 
-    def _vectors(self, response: Any, expected: int) -> list[Vector]:
-        data = sorted(getattr(response, "data", None) or [], key=lambda item: item.index)
-        if [item.index for item in data] != list(range(expected)):
+    def _vectors(self, body: Any, expected: int) -> list[Vector]:
+        listed = body.get("data") if isinstance(body, dict) else None
+        data = [item for item in listed or [] if isinstance(item, dict)]
+        data.sort(key=lambda item: item["index"] if isinstance(item.get("index"), int) else -1)
+        if [item.get("index") for item in data] != list(range(expected)):
             raise EmbeddingError(f"Embedding response held {len(data)} vectors for {expected} texts")
         vectors: list[Vector] = []
         for item in data:
-            vector = item.embedding
+            vector = item.get("embedding")
             if not isinstance(vector, list) or len(vector) != self.profile.dimensions:
                 actual = len(vector) if isinstance(vector, list) else type(vector).__name__
                 raise EmbeddingError(
                     f"Model {self.profile.model} returned {actual} dimensions; "
                     f"expected {self.profile.dimensions}. Check the configured dimensions."
                 )
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+                raise EmbeddingError("OpenAI API returned an embedding that is not a list of numbers")
             vectors.append([float(x) for x in vector])
         return vectors
 
