@@ -47,6 +47,13 @@ def cl100k_encoding() -> tiktoken.Encoding:
     )
 
 
+@functools.lru_cache(maxsize=4)
+def cl100k_count(text: str) -> int:
+    """cl100k_base tokens of ``text`` (special-token text read as plain text). Cached for the last
+    few texts: an ingest counts a document for its record and again for the model's limit."""
+    return len(cl100k_encoding().encode_ordinary(text))
+
+
 class TiktokenTokenizer(Tokenizer):
     """Counts and locates cl100k_base tokens; special-token text is treated as plain text."""
 
@@ -57,7 +64,7 @@ class TiktokenTokenizer(Tokenizer):
         self._byte_lengths = _length_table(self._encoding)
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
+        return cl100k_count(text)
 
     def token_starts(self, text: str) -> list[int]:
         import numpy as np  # on demand: keeps the server's start fast
