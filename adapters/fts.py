@@ -22,7 +22,7 @@ COLLECTIONS = ("memory", "history", "artifact", "chunk")
 # holds any query word; past this budget the commonest words (the least weighty) are left out, and
 # when every word is that common, only the newest records holding them are scored (``newest``).
 MATCH_BUDGET = 5_000
-INDEX_VERSION = "5"  # 5: no trigram table (exact tokens are phrases of the word index); 4: a turn's context holds only neighbours with its readers. Bump when what is indexed changes: the index is rebuilt from the rows at start
+INDEX_VERSION = "6"  # 6: the chunks' index keeps no copy of their text; 5: no trigram table (exact tokens are phrases of the word index); 4: a turn's context holds only neighbours with its readers. Bump when what is indexed changes: the index is rebuilt from the rows at start
 
 lexical_docs = Table(
     "lexical_docs", metadata,

@@ -4,10 +4,15 @@ Exact tokens (identifiers, paths, codes) are looked up in the same word index, a
 parts (``get_user_by_id`` is the phrase "get user by id"), then checked verbatim against the
 record's text. An index of its own (FTS5 trigrams) held every text a third time: at 1.2 KB chunks
 it was the largest table of the store, 3.9 KB a chunk.
+
+The chunks' table is contentless (``content=''``): a chunk's text is in its row already, and a copy
+in the index cost 1.2 KB a chunk. Its entries are removed with FTS5's 'delete' command, given the
+text they were indexed with, read from the chunk rows: so they are unindexed before those rows go.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from sqlalchemy import bindparam, text
@@ -15,9 +20,14 @@ from sqlalchemy.engine import Connection
 
 from adapters import fts
 from adapters.fts import _JOINS, COLLECTIONS, Doc, LexicalBackend, filter_sql
+from domain.chunk_checks import situating_text
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
+CONTENTLESS = frozenset({"chunk"})  # collections whose index keeps no copy of the text
+# The text a record was indexed with (its ``body``), for the verbatim check of exact tokens.
+_BODY = {"chunk": "(SELECT ch.content FROM artifact_chunks ch WHERE ch.artifact_id = d.owner "
+                  "AND ch.version = d.version AND ch.chunk_id = d.record_id)"}
 SHORTLIST = 8  # x limit: the best matches FTS5 hands on to be joined and filtered before all of them are
 
 def _newest_from(conn: Connection, table: str, query: str, count: int) -> int | None:
@@ -47,8 +57,9 @@ class SqliteFts5(LexicalBackend):
 
     def create(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
+            kept = ", content=''" if collection in CONTENTLESS else ""
             conn.execute(text(f"CREATE VIRTUAL TABLE IF NOT EXISTS fts_{collection} USING fts5(body, context, "
-                              f"{self.WORDS})"))
+                              f"{self.WORDS}{kept})"))
 
     def reset(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
@@ -60,12 +71,27 @@ class SqliteFts5(LexicalBackend):
                      [{"id": i, "body": d.body, "context": d.context} for i, d in rows])
 
     def _drop(self, conn: Connection, collection: str, ids: Sequence[int]) -> None:
-        conn.execute(text(f"DELETE FROM fts_{collection} WHERE rowid IN :ids").bindparams(
-            bindparam("ids", expanding=True)), {"ids": list(ids)})
+        if collection not in CONTENTLESS:
+            conn.execute(text(f"DELETE FROM fts_{collection} WHERE rowid IN :ids").bindparams(
+                bindparam("ids", expanding=True)), {"ids": list(ids)})
+            return
+        rows = conn.execute(text(
+            "SELECT d.id, ch.content, ch.meta FROM lexical_docs d JOIN artifact_chunks ch ON ch.artifact_id = d.owner "
+            "AND ch.version = d.version AND ch.chunk_id = d.record_id WHERE d.id IN :ids").bindparams(
+            bindparam("ids", expanding=True)), {"ids": list(ids)}).all()
+        if len(rows) != len(set(ids)):
+            raise RuntimeError(f"{len(set(ids)) - len(rows)} chunk entries cannot be unindexed: their rows are gone")
+        conn.execute(text(f"INSERT INTO fts_{collection}(fts_{collection}, rowid, body, context) "
+                          "VALUES ('delete', :id, :body, :context)"),
+                     [{"id": i, "body": body, "context": situating_text(json.loads(meta or "{}"))}
+                      for i, body, meta in rows])
 
     def _clear(self, conn: Connection) -> None:
         for collection in COLLECTIONS:
-            conn.execute(text(f"DELETE FROM fts_{collection}"))
+            if collection in CONTENTLESS:
+                conn.execute(text(f"INSERT INTO fts_{collection}(fts_{collection}) VALUES ('delete-all')"))
+            else:
+                conn.execute(text(f"DELETE FROM fts_{collection}"))
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
                where: Filter | None, context_weight: float) -> list[LexicalMatch]:
@@ -104,9 +130,11 @@ class SqliteFts5(LexicalBackend):
         table = f"fts_{collection}"
         query = "body : (" + " OR ".join(_quoted(t) for t in usable) + ")"
         verbatim = {f"v{i}": t.lower() for i, t in enumerate(usable)}
-        held = " OR ".join(f"instr(lower(body), :{key}) > 0" for key in verbatim)
+        body = _BODY.get(collection, f"(SELECT body FROM {table} WHERE rowid = d.id)")
+        held = " OR ".join(f"instr(lower({body}), :{key}) > 0" for key in verbatim)
         return self._match(conn, table, collection, query, limit, where, "1.0, 0.0",
-                           floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0, verbatim=(f" AND ({held})", verbatim))
+                           floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0,
+                           verbatim=(f" AND ({held})", verbatim))
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
         return int(conn.execute(text(
@@ -125,8 +153,9 @@ class SqliteFts5(LexicalBackend):
         conditions, params = filter_sql(collection, where, "sqlite")
         newest = " AND rowid >= :floor" if floor else ""
         values = {**params, **verbatim[1], "query": query, "limit": limit, "floor": floor}
+        conditions += verbatim[0]
         scored = (f"SELECT rowid AS rid, bm25({table}, {column_weights}) AS rank FROM {table} "
-                  f"WHERE {table} MATCH :query{newest}{verbatim[0]}")
+                  f"WHERE {table} MATCH :query{newest}")
         for shortlist in (f"{scored} ORDER BY rank LIMIT :shortlist", scored):
             rows = conn.execute(text(
                 f"SELECT d.record_id, s.rank FROM ({shortlist}) AS s JOIN lexical_docs d ON d.id = s.rid "

@@ -94,12 +94,13 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
                 artifact_id=artifact.id, version=artifact.version, status=job.status, done=job.done,
                 total=job.total, error=None, lease_owner=job.lease_owner, lease_until=job.lease_until))
             conn.execute(insert(artifacts).values(**_row(artifact), status=PENDING))
-            for start in range(0, len(parts), 2_000):
-                conn.execute(insert(chunks), [_chunk_row(c, artifact.version) for c in parts[start:start + 2_000]])
-            if parts:
+            rows = [_chunk_row(c, artifact.version) for c in parts]
+            for start in range(0, len(rows), 2_000):
+                conn.execute(insert(chunks), rows[start:start + 2_000])
+            if parts:  # indexed as read back from the rows: unindexing reads them (adapters.fts_sqlite)
                 self._lexical.index(conn, "chunk", [
-                    Doc(c.id, artifact.id, artifact.version, c.content, situating_text(c.metadata))
-                    for c in parts if c.metadata.get("indexed", True)])
+                    Doc(row["chunk_id"], artifact.id, artifact.version, row["content"], situating_text(meta))
+                    for row in rows if (meta := json.loads(row["meta"])).get("indexed", True)])
             else:
                 self._lexical.index(conn, "artifact", [Doc(artifact.id, artifact.id, artifact.version,
                                                            whole_text(artifact.title, artifact.content))])
@@ -211,9 +212,9 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             job = conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact_id)).rowcount
             if row is None and not job:
                 return None
+            self._lexical.unindex_version(conn, artifact_id, None)  # first: the index reads the chunk rows
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id))
             conn.execute(delete(artifacts).where(artifacts.c.artifact_id == artifact_id))
-            self._lexical.unindex_version(conn, artifact_id, None)
             drop_vectors(conn, ARTIFACT_COLLECTIONS, artifact_id)
             queue(conn, ARTIFACT_COLLECTIONS, artifact_id)
             self._deleted(conn, artifact_id)
@@ -228,8 +229,8 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             artifacts.c.artifact_id == artifact_id, artifacts.c.version == version,
             artifacts.c.status == status)).rowcount
         if gone:
+            self._lexical.unindex_version(conn, artifact_id, version)  # first: the index reads the chunk rows
             conn.execute(delete(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version))
-            self._lexical.unindex_version(conn, artifact_id, version)
             drop_vectors(conn, ARTIFACT_COLLECTIONS, artifact_id, version)
 
     def _migrate(self, conn: Connection) -> None:

@@ -186,10 +186,12 @@ def _raw_reference(folder: Path, asked: list[str], model: BagOfWords) -> dict[st
         chunks.query(query_embeddings=[vector], n_results=60, include=["distances"])
         db.execute("SELECT rowid, bm25(fts_chunk, 1.0, 0.0) AS r FROM fts_chunk WHERE fts_chunk MATCH ? "
                    "AND rowid >= ? ORDER BY r LIMIT 60", (words, words_floor)).fetchall()
-        if phrase:
-            held = " OR ".join("instr(lower(body), ?) > 0" for _ in exact)
-            db.execute(f"SELECT rowid, bm25(fts_chunk, 1.0, 0.0) AS r FROM fts_chunk WHERE fts_chunk MATCH ? "
-                       f"AND rowid >= ? AND ({held}) ORDER BY r LIMIT 20",
+        if phrase:  # the token's words as a phrase, then the token itself in the chunk's text
+            held = " OR ".join("instr(lower(ch.content), ?) > 0" for _ in exact)
+            db.execute(f"SELECT f.rowid, bm25(fts_chunk, 1.0, 0.0) AS r FROM fts_chunk f "
+                       f"JOIN lexical_docs d ON d.id = f.rowid JOIN artifact_chunks ch ON ch.artifact_id = d.owner "
+                       f"AND ch.version = d.version AND ch.chunk_id = d.record_id WHERE fts_chunk MATCH ? "
+                       f"AND f.rowid >= ? AND ({held}) ORDER BY r LIMIT 20",
                        (phrase, phrase_floor, *(t.lower() for t in exact))).fetchall()
 
     for plan in planned[:WARMUP]:

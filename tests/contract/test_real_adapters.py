@@ -144,3 +144,39 @@ class TestSqliteOutbox(OutboxContract):
         store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'outbox.sqlite3'}"))
         yield store
         store.close()
+
+
+def test_a_chunk_leaves_no_word_behind_in_the_contentless_index(tmp_path: Path) -> None:
+    """The chunks' word index keeps no copy of their text: replacing and deleting an artifact must
+    remove each chunk's terms exactly (FTS5's vocabulary shows what the index still holds)."""
+    from sqlalchemy import text
+
+    from adapters.sqlalchemy_ledger import SqlStore
+    from domain.model import ArtifactChunk
+    from tests.contract.artifact_store_contract import artifact, entry, job
+
+    def chunk(i: int, body: str, meta: dict) -> ArtifactChunk:
+        return ArtifactChunk(f"art_z::chunk::{i:03d}::{i:08d}", "art_z", i, 0, len(body), body, 3, "0" * 64, meta)
+
+    def terms() -> set[str]:
+        with store._engine.begin() as conn:
+            conn.execute(text("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts_chunk, row)"))
+            return set(conn.execute(text("SELECT term FROM temp.vocab")).scalars())
+
+    store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
+    v1 = artifact("art_z", "1" * 64, 2)
+    store.begin_artifact(v1, [chunk(0, "the zanzibar ledger", {"heading_path": ["Harbour", "Quays"]}),
+                              chunk(1, "obsidian manifests", {})], entry("begin"), job(v1))
+    store.commit_artifact("art_z", v1.version, entry("ingested"))
+    assert {"zanzibar", "harbour", "obsidian"} <= terms()
+    # The verbatim check reads the chunk's row: case folded, and a token whose words merely stem alike is not there.
+    assert [m.record_id for m in store.exact_search("chunk", ["Zanzibar Ledger"], 5)] == ["art_z::chunk::000::00000000"]
+    assert store.exact_search("chunk", ["zanzibar ledgers"], 5) == []
+    v2 = artifact("art_z", "2" * 64, 1)
+    store.begin_artifact(v2, [chunk(0, "quartermaster notes", {})], entry("begin"), job(v2))
+    store.commit_artifact("art_z", v2.version, entry("ingested"))
+    assert "zanzibar" not in terms() and "harbour" not in terms() and "quartermast" in terms()
+    store.delete_artifact("art_z", entry("deleted"))
+    assert terms() == set()
+    assert store.lexical_search("chunk", ["quartermaster"], 5) == []
+    store.close()
