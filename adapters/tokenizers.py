@@ -6,6 +6,7 @@ import functools
 import gzip
 import hashlib
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,33 @@ def cl100k_encoding() -> tiktoken.Encoding:
     )
 
 
-@functools.lru_cache(maxsize=4)
+_RECENT: dict[str, Any] = {}  # text -> its tokens (a numpy array), for the last few texts
+_RECENT_LOCK = threading.Lock()
+_RECENT_SIZE = 2
+
+
+def cl100k_tokens(text: str) -> Any:
+    """cl100k_base tokens of ``text`` (special-token text read as plain text) as a numpy int32 array.
+
+    The last few texts' tokens are kept: an ingest reads a document three times (its token count,
+    the model's limit, the chunker's token starts) and encodes it once.
+    """
+    import numpy as np  # on demand: keeps the server's start fast
+
+    with _RECENT_LOCK:
+        found = _RECENT.get(text)
+    if found is not None:
+        return found
+    tokens = np.asarray(cl100k_encoding().encode_ordinary(text), dtype=np.int32)
+    with _RECENT_LOCK:
+        _RECENT[text] = tokens
+        while len(_RECENT) > _RECENT_SIZE:
+            del _RECENT[next(iter(_RECENT))]
+    return tokens
+
+
 def cl100k_count(text: str) -> int:
-    """cl100k_base tokens of ``text`` (special-token text read as plain text). Cached for the last
-    few texts: an ingest counts a document for its record and again for the model's limit."""
-    return len(cl100k_encoding().encode_ordinary(text))
+    return int(cl100k_tokens(text).size)
 
 
 class TiktokenTokenizer(Tokenizer):
@@ -67,9 +90,9 @@ class TiktokenTokenizer(Tokenizer):
         return cl100k_count(text)
 
     def token_starts(self, text: str) -> list[int]:
-        import numpy as np  # on demand: keeps the server's start fast
+        import numpy as np
 
-        tokens = np.asarray(self._encoding.encode_ordinary(text), dtype=np.int64)
+        tokens = cl100k_tokens(text)
         if tokens.size == 0:
             return []
         byte_starts = np.concatenate(([0], np.cumsum(self._byte_lengths[tokens])[:-1]))
