@@ -3,7 +3,7 @@
 Each word (lower-cased ``\\w+``) adds ±1 to one dimension picked by its CRC-32, and the sum is
 scaled to unit length: deterministic, a few microseconds a text, and texts that share words are
 near each other. It exists so that a benchmark measures memtrove's storage and search path, not a
-model: it runs on 127.0.0.1 in a thread of the benchmark's own process.
+model: it runs on 127.0.0.1 in a process the benchmark starts (``StandinEmbeddings``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
+import multiprocessing
+import multiprocessing.process
 import zlib
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,47 +47,61 @@ class BagOfWords:
 
 
 class StandinEmbeddings:
-    """Serves ``/v1/embeddings`` from a daemon thread; ``url`` is its OpenAI base URL."""
+    """Serves ``/v1/embeddings`` from a process of its own (the benchmark's client keeps its own
+    interpreter lock); ``url`` is its OpenAI base URL."""
 
     def __init__(self, dimensions: int = 256):
-        self.model = BagOfWords(dimensions)
-        self.texts = 0  # embedded so far
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="standin-embeddings", daemon=True)
+        self.dimensions = dimensions
+        self.port = 0
+        self._process: multiprocessing.process.BaseProcess | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> StandinEmbeddings:
-        self._thread.start()
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        self._process = context.Process(target=_serve, args=(self.dimensions, theirs), name="standin-embeddings",
+                                        daemon=True)
+        self._process.start()
+        if not ours.poll(60):
+            raise RuntimeError("the stand-in embedding service did not start within 60 s")
+        self.port = ours.recv()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        with self._lock:  # one model, one cache: embedding is pure CPU under the GIL anyway
-            data = [{"object": "embedding", "index": i, "embedding": self.model.embed(t)} for i, t in enumerate(texts)]
-            self.texts += len(texts)
-        return {"object": "list", "data": data, "model": body.get("model", "standin"),
-                "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join(10)
 
 
-def _handler(service: StandinEmbeddings) -> type[BaseHTTPRequestHandler]:
+def _serve(dimensions: int, pipe: Any) -> None:
+    model = BagOfWords(dimensions)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
+    httpd.daemon_threads = True
+    pipe.send(httpd.server_address[1])
+    httpd.serve_forever()
+
+
+def answer(model: BagOfWords, body: dict[str, Any]) -> dict[str, Any]:
+    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    data = [{"object": "embedding", "index": i, "embedding": model.embed(t)} for i, t in enumerate(texts)]
+    return {"object": "list", "data": data, "model": body.get("model", "standin"),
+            "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+
+
+def _handler(model: BagOfWords) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: Nagle + delayed ACK would add 40 ms
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             if not self.path.rstrip("/").endswith("/embeddings") or "input" not in body:
                 self.send_error(404)
                 return
-            payload = json.dumps(service.answer(body)).encode("utf-8")
+            payload = json.dumps(answer(model, body)).encode("utf-8")
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
