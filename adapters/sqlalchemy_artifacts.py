@@ -14,7 +14,9 @@ from sqlalchemy.engine import Connection
 from adapters.fts import Doc
 from adapters.sqlalchemy_jobs import SqlIngestJobs
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
-from adapters.sqlalchemy_tables import access_columns, access_of, access_values, add_access_columns
+from adapters.sqlalchemy_tables import (
+    access_columns, access_of, access_values, add_access_columns, json_dict, json_tuple,
+)
 from adapters.sqlalchemy_vectors import ARTIFACT_COLLECTIONS, drop_vectors, jobs, queue, vectors
 from domain.chunk_checks import situating_text
 from domain.errors import StorageError
@@ -282,15 +284,15 @@ def _artifact(row: Any) -> Artifact:
     return Artifact(
         id=row["artifact_id"], artifact_type=row["artifact_type"], source_system=row["source_system"],
         source_id=row["source_id"], source_url=row["source_url"], title=row["title"], author=row["author"],
-        participants=tuple(json.loads(row["participants"])), ts=row["ts"], content_hash=row["content_hash"],
+        participants=json_tuple(row["participants"]), ts=row["ts"], content_hash=row["content_hash"],
         token_count=row["token_count"], is_chunked=bool(row["is_chunked"]), num_chunks=row["num_chunks"],
         sensitivity=row["sensitivity"], visibility_scope=row["visibility_scope"],
         retention_policy=row["retention_policy"], ingested_at=row["ingested_at"], chunker=row["chunker"],
         chunker_version=row["chunker_version"], profile=_profile(row), content=row["content"],
-        labels=json.loads(row["labels"] or "{}"), **access_of(row, privacy=False))
+        labels=json_dict(row["labels"]), **access_of(row, privacy=False))
 
 
 def _chunk(row: Any) -> ArtifactChunk:
     return ArtifactChunk(row["chunk_id"], row["artifact_id"], row["chunk_index"], row["start_char"],
                          row["end_char"], row["content"], row["token_count"], row["content_hash"],
-                         json.loads(row["meta"] or "{}"))
+                         json_dict(row["meta"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -48,8 +49,20 @@ def access_values(item: Any, privacy: bool = True) -> dict[str, Any]:
     return values
 
 
+@functools.lru_cache(maxsize=4096)
+def json_tuple(value: str | None) -> tuple[Any, ...]:
+    """A JSON list column as a tuple. The same few lists (access keys, participants) come back on
+    most rows a search reads: each is parsed once."""
+    return tuple(json.loads(value)) if value and value != "[]" else ()
+
+
+def json_dict(value: str | None) -> dict[str, Any]:
+    """A JSON object column as a new dict (most are empty: no parsing then)."""
+    return json.loads(value) if value and value != "{}" else {}
+
+
 def access_of(row: Any, privacy: bool = True) -> dict[str, Any]:
-    values = {"owner": row["owner"], "acl": tuple(json.loads(row["acl"])), "expires_epoch": float(row["expires_epoch"])}
+    values = {"owner": row["owner"], "acl": json_tuple(row["acl"]), "expires_epoch": float(row["expires_epoch"])}
     if privacy:
         values |= {"sensitivity": row["sensitivity"], "visibility_scope": row["visibility_scope"],
                    "retention_policy": row["retention_policy"]}

@@ -122,10 +122,12 @@ class Ranker:
 
 def matched_by(hit: Hit, profile: EmbeddingProfile) -> Hit:
     """A hit names the embedding profile of the vectors that found it (after a re-embed, the new one)."""
-    if "provenance" not in hit.fields:
-        return hit
+    provenance = hit.fields.get("provenance")
+    meta = profile.as_metadata()
+    if provenance is None or all(provenance.get(k) == v for k, v in meta.items()):
+        return hit  # no provenance, or it names this profile already
     return Hit(hit.id, hit.type, hit.score, hit.content,
-               {**hit.fields, "provenance": {**hit.fields["provenance"], **profile.as_metadata()}})
+               {**hit.fields, "provenance": {**provenance, **meta}})
 
 
 # Each hit carries its text once (``content``; the search use cases add the focused ``snippet``)

@@ -62,7 +62,13 @@ def span(text: str, words: Sequence[str], width: int = WIDTH, open_start: bool =
     if not tokens:
         return lo, lo
     roots = [root(w) for w in words]
-    found = [(s, e, q) for s, e in tokens if (q := matched_query_word(text[s:e], roots)) is not None]
+    seen: dict[str, int | None] = {}  # a text repeats its words: each is matched once
+    found: list[tuple[int, int, int]] = []
+    for s, e in tokens:
+        word = text[s:e]
+        q = seen[word] if word in seen else seen.setdefault(word, matched_query_word(word, roots))
+        if q is not None:
+            found.append((s, e, q))
     if found:
         first, last = _cluster(found, width)
         start = _start(text, lo, first, last, width)
