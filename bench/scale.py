@@ -9,7 +9,8 @@ storage and search path, not a model. Text: bench.scale_corpus, chunks of 300 to
   - the raw index work underneath, in this process after the server stopped, on the same files:
     one Chroma query (60 nearest), one FTS5 BM25 query (60 best, over the words the server's match
     budget keeps) and the exact-token lookup of the query's tokens, CPU and wall per query;
-  - disk (every file of the data folder) beyond the text stored, the server's RSS and peak RSS.
+  - disk (every file of the data folder) beyond the text stored (the chunks' text, counted in the
+    store), the server's RSS and peak RSS.
 A store is grown in steps: ``--chunks 10000 --chunks 100000`` measures at 10k, then adds to 100k.
 ``--store`` keeps it (with scale-state.json) so a later run grows it further.
 """
@@ -71,13 +72,30 @@ async def _grow_and_measure(folder: Path, documents: list[Document], asked: list
                        **await _searches(client, process, asked)}
                 row.update(rss_mb=round(process.memory_info().rss / 2**20, 1), peak_rss_mb=_peak_mb(process))
             disk = sum(f.stat().st_blocks * 512 for f in folder.rglob("*") if f.is_file())
-            row.update(disk_mb=round(disk / 2**20, 1), text_mb=round(state["text_bytes"] / 2**20, 1),
-                       disk_kb_per_chunk_beyond_text=round((disk - state["text_bytes"]) / 1024 / state["chunks"], 2),
+            stored, text_bytes = _stored(folder)
+            row.update(stored_chunks=stored, disk_mb=round(disk / 2**20, 1), text_mb=round(text_bytes / 2**20, 1),
+                       disk_kb_per_chunk_beyond_text=round((disk - text_bytes) / 1024 / stored, 2),
                        build_seconds=round(state["build_seconds"], 1),
                        raw=_raw_reference(folder, asked, BagOfWords(dims)))
             row["cpu_ratio_to_raw"] = round(row["server_cpu_ms_per_search"] / row["raw"]["cpu_ms_per_query"], 2)
             sizes.append(row)
     return {"dimensions": dims, "queries": len(asked), "concurrency": concurrency, "sizes": sizes}
+
+
+def _stored(folder: Path) -> tuple[int, int]:
+    """Chunks the store holds (an artifact stored whole counts as one) and the bytes of their text."""
+    db = sqlite3.connect(f"file:{folder / 'memtrove.sqlite3'}?mode=ro", uri=True)
+    try:
+        chunks, chunk_bytes = db.execute(
+            "SELECT count(*), coalesce(sum(length(CAST(c.content AS BLOB))), 0) FROM artifact_chunks c "
+            "CROSS JOIN artifacts a ON a.artifact_id = c.artifact_id AND a.version = c.version "
+            "WHERE a.status = 'committed'").fetchone()
+        whole, whole_bytes = db.execute(
+            "SELECT count(*), coalesce(sum(length(CAST(content AS BLOB))), 0) FROM artifacts "
+            "WHERE status = 'committed' AND NOT is_chunked").fetchone()
+    finally:
+        db.close()
+    return chunks + whole, chunk_bytes + whole_bytes
 
 
 def _server_process() -> psutil.Process:
