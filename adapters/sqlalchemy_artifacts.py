@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, delete, insert, inspect, select, text, update,
+    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, bindparam, delete, insert, inspect, select, text, update,
 )
 from sqlalchemy.engine import Connection
 
@@ -183,14 +183,16 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
         if not chunk_ids:
             return {}
-        # By the chunk_id index first, then keep committed versions: a join lets SQLite pick a
-        # plan that walks every committed artifact (55 ms at 100,000 chunks instead of ~1 ms).
+        # By the chunk_id index first, then each chunk's committed owner: SQLite's CROSS JOIN keeps
+        # that order (a plain join lets it walk every committed artifact: 200 ms at 100,000 chunks
+        # instead of 0.2 ms).
+        joined = "CROSS JOIN" if self._engine.dialect.name == "sqlite" else "JOIN"
+        query = text(f"SELECT c.* FROM artifact_chunks c {joined} artifacts a ON a.artifact_id = c.artifact_id "
+                     "AND a.version = c.version AND a.status = :committed WHERE c.chunk_id IN :ids").bindparams(
+            bindparam("ids", expanding=True))
         with self._read() as conn:
-            rows = conn.execute(select(chunks).where(chunks.c.chunk_id.in_(list(chunk_ids)))).mappings().all()
-            owners = sorted({row["artifact_id"] for row in rows})
-            current = set(conn.execute(select(artifacts.c.artifact_id, artifacts.c.version).where(
-                artifacts.c.artifact_id.in_(owners), artifacts.c.status == COMMITTED)).tuples().all())
-        return {row["chunk_id"]: _chunk(row) for row in rows if (row["artifact_id"], row["version"]) in current}
+            rows = conn.execute(query, {"ids": list(chunk_ids), "committed": COMMITTED}).mappings().all()
+        return {row["chunk_id"]: _chunk(row) for row in rows}
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
         query = (select(chunks).select_from(_committed_chunks)
