@@ -22,7 +22,10 @@ COLLECTIONS = ("memory", "history", "artifact", "chunk")
 # holds any query word; past this budget the commonest words (the least weighty) are left out, and
 # when every word is that common, only the newest records holding them are scored (``newest``).
 MATCH_BUDGET = 5_000
-INDEX_VERSION = "6"  # 6: the chunks' index keeps no copy of their text; 5: no trigram table (exact tokens are phrases of the word index); 4: a turn's context holds only neighbours with its readers. Bump when what is indexed changes: the index is rebuilt from the rows at start
+# Bump when what is indexed changes: the index is rebuilt from the rows at start. 6: the chunks' index
+# keeps no copy of their text; 5: no trigram table (exact tokens are phrases of the word index);
+# 4: a turn's context holds only neighbours with its readers.
+INDEX_VERSION = "6"
 
 lexical_docs = Table(
     "lexical_docs", metadata,
@@ -190,7 +193,7 @@ class LexicalBackend:
         The commonest words are left out until the records to score fit MATCH_BUDGET (they weigh
         least in BM25); counting stops at what the budget needs.
         """
-        counts = {word: self._count(conn, collection, word, MATCH_BUDGET + 1) for word in words}
+        counts = self._counts(conn, collection, words, MATCH_BUDGET + 1)
         kept: dict[str, int] = {}
         spent = 0
         for word, count in sorted(counts.items(), key=lambda item: item[1]):
@@ -201,6 +204,10 @@ class LexicalBackend:
             kept[word] = count
             spent += count
         return kept
+
+    def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int) -> dict[str, int]:
+        """For each word, the records holding it, counting no further than ``cap``."""
+        return {word: self._count(conn, collection, word, cap) for word in words}
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
         """Records whose text holds ``word``, counting no further than ``cap``."""

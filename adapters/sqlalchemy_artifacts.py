@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, bindparam, delete, insert, inspect, select, text, update,
+    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, bindparam, delete, insert, inspect, select, text,
+    update,
 )
 from sqlalchemy.engine import Connection
 
