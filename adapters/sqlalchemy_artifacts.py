@@ -184,9 +184,8 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
         if not chunk_ids:
             return {}
-        # By the chunk_id index first, then each chunk's committed owner: SQLite's CROSS JOIN keeps
-        # that order (a plain join lets it walk every committed artifact: 200 ms at 100,000 chunks
-        # instead of 0.2 ms).
+        # By chunk id, then each chunk's committed owner: SQLite's CROSS JOIN keeps that order (a plain
+        # join lets it walk every committed artifact: 200 ms at 100,000 chunks instead of 0.2 ms).
         joined = "CROSS JOIN" if self._engine.dialect.name == "sqlite" else "JOIN"
         query = text(f"SELECT c.* FROM artifact_chunks c {joined} artifacts a ON a.artifact_id = c.artifact_id "
                      "AND a.version = c.version AND a.status = :committed WHERE c.chunk_id IN :ids").bindparams(
