@@ -76,9 +76,9 @@ class HttpEmbedder(Embedder):
 
     # -- the port ---------------------------------------------------------------------------------
     def count_tokens(self, text: str) -> int:
-        from adapters.tokenizers import cl100k_encoding  # lazy: loading the ranks takes a moment
+        from adapters.tokenizers import cl100k_count  # lazy: loading the ranks takes a moment
 
-        ordinary = len(cl100k_encoding().encode_ordinary(text))
+        ordinary = cl100k_count(text)
         return math.ceil(ordinary * self.token_ratio) + self.special_tokens
 
     def describe(self) -> dict[str, Any]:
