@@ -42,8 +42,7 @@ def main(steps: list[int], store: Path | None, out: Path, dims: int, count: int,
     with tempfile.TemporaryDirectory(prefix="memtrove-scale-") as scratch:
         folder = store or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        report = anyio.run(_grow_and_measure, folder, documents, asked, sorted(steps), dims, concurrency)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        report = anyio.run(_grow_and_measure, folder, documents, asked, sorted(steps), dims, concurrency, out)
     for row in report["sizes"]:
         print(json.dumps(row))
     return 0
@@ -57,7 +56,8 @@ def _state(folder: Path) -> dict[str, Any]:
 
 
 async def _grow_and_measure(folder: Path, documents: list[Document], asked: list[str], steps: list[int],
-                            dims: int, concurrency: int) -> dict[str, Any]:
+                            dims: int, concurrency: int, out: Path) -> dict[str, Any]:
+    """Each size's row, written to ``out`` as soon as it is measured (a long run keeps what it did)."""
     state = _state(folder)
     sizes: list[dict[str, Any]] = []
     with StandinEmbeddings(dims) as embeddings:
@@ -79,7 +79,9 @@ async def _grow_and_measure(folder: Path, documents: list[Document], asked: list
                        raw=_raw_reference(folder, asked, BagOfWords(dims)))
             row["cpu_ratio_to_raw"] = round(row["server_cpu_ms_per_search"] / row["raw"]["cpu_ms_per_query"], 2)
             sizes.append(row)
-    return {"dimensions": dims, "queries": len(asked), "concurrency": concurrency, "sizes": sizes}
+            report = {"dimensions": dims, "queries": len(asked), "concurrency": concurrency, "sizes": sizes}
+            out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return report
 
 
 def _stored(folder: Path) -> tuple[int, int]:
