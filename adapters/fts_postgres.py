@@ -125,11 +125,18 @@ class PostgresFullText(LexicalBackend):
             return []
         matched = " + ".join(f"(CASE WHEN lower(d.body) LIKE :{k} ESCAPE '\\' THEN 1 ELSE 0 END)" for k in usable)
         any_token = " OR ".join(f"lower(d.body) LIKE :{k} ESCAPE '\\'" for k in usable)
+        if fts.MATCH_BUDGET <= 0:
+            return []
+        # A token that common is looked for in the newest MATCH_BUDGET records holding it, as SQLite does.
+        floor = conn.execute(text(f"SELECT d.id FROM lexical_docs d WHERE d.collection = :c AND ({any_token}) "
+                                  "ORDER BY d.id DESC LIMIT 1 OFFSET :n"),
+                             {**usable, "c": collection, "n": fts.MATCH_BUDGET - 1}).scalar()
         conditions, params = filter_sql(collection, where, "postgresql")
         rows = conn.execute(text(
             f"SELECT d.record_id, {matched} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
-            f"WHERE d.collection = :c AND ({any_token}){conditions} ORDER BY score DESC, d.record_id LIMIT :limit"),
-            {**params, **usable, "c": collection, "limit": limit}).all()
+            f"WHERE d.collection = :c AND ({any_token}) AND d.id >= :floor{conditions} "
+            "ORDER BY score DESC, d.record_id LIMIT :limit"),
+            {**params, **usable, "c": collection, "limit": limit, "floor": int(floor or 0)}).all()
         return [LexicalMatch(record_id, float(value)) for record_id, value in rows]
 
 
