@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from adapters import fts
 from adapters.fts import _JOINS, COLLECTIONS, Doc, LexicalBackend, filter_sql
 from domain.chunk_checks import situating_text
+from domain.errors import StorageError
 from domain.model import LexicalMatch
 from domain.ports import Filter
 
@@ -80,7 +81,8 @@ class SqliteFts5(LexicalBackend):
             "AND ch.version = d.version AND ch.chunk_id = d.record_id WHERE d.id IN :ids").bindparams(
             bindparam("ids", expanding=True)), {"ids": list(ids)}).all()
         if len(rows) != len(set(ids)):
-            raise RuntimeError(f"{len(set(ids)) - len(rows)} chunk entries cannot be unindexed: their rows are gone")
+            raise StorageError(f"{len(set(ids)) - len(rows)} chunk entries cannot leave the word index: their rows "
+                               "were deleted first")
         conn.execute(text(f"INSERT INTO fts_{collection}(fts_{collection}, rowid, body, context) "
                           "VALUES ('delete', :id, :body, :context)"),
                      [{"id": i, "body": body, "context": situating_text(json.loads(meta or "{}"))}
@@ -153,7 +155,8 @@ class SqliteFts5(LexicalBackend):
                verbatim: tuple[str, dict[str, str]] = ("", {})) -> list[LexicalMatch]:
         """The best ``limit`` matches that pass ``where`` (the access rule among it). FTS5 scores and
         picks the best SHORTLIST x limit first, so only those are joined to their rows and filtered;
-        when too few of them pass, every match is (the limit is still filled)."""
+        when too few of them pass, every match is (the limit is still filled). ``verbatim``: one more
+        condition on the joined rows (``d`` the lexical_docs entry), with its parameters."""
         if not query:
             return []
         conditions, params = filter_sql(collection, where, "sqlite")
