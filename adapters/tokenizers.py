@@ -66,6 +66,7 @@ def cl100k_tokens(text: str) -> Any:
     if found is not None:
         return found
     tokens = np.asarray(cl100k_encoding().encode_ordinary(text), dtype=np.int32)
+    tokens.flags.writeable = False  # shared by every caller of the same text
     with _RECENT_LOCK:
         _RECENT[text] = tokens
         while len(_RECENT) > _RECENT_SIZE:
