@@ -96,12 +96,9 @@ class PostgresFullText(LexicalBackend):
             return None
         params = {f"t{i}": w for i, w in enumerate(words)}
         for joiner in (" AND ", " OR "):
-            matched = joiner.join(self._query(f":{k}", context_weight) for k in params)
-            newest = (f"SELECT id FROM lexical_docs WHERE collection = :c AND ({matched}) "
-                      "ORDER BY id DESC LIMIT 1 OFFSET :n")
-            if conn.execute(text(newest), {**params, "c": collection, "n": 0}).scalar() is not None:
-                floor = conn.execute(text(newest), {**params, "c": collection, "n": fts.MATCH_BUDGET - 1}).scalar()
-                return int(floor or 0), joiner
+            matched = joiner.join(self._query(f":{k}", context_weight, "d.tsv") for k in params)
+            if _newest_from(conn, collection, matched, params, 1) is not None:
+                return _newest_from(conn, collection, matched, params, fts.MATCH_BUDGET) or 0, joiner
         return None
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
@@ -121,23 +118,29 @@ class PostgresFullText(LexicalBackend):
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
         usable = {f"x{i}": "%" + _like_escaped(t.lower()) + "%" for i, t in enumerate(tokens) if len(t) >= 3}
-        if not usable:
+        if not usable or fts.MATCH_BUDGET <= 0:
             return []
         matched = " + ".join(f"(CASE WHEN lower(d.body) LIKE :{k} ESCAPE '\\' THEN 1 ELSE 0 END)" for k in usable)
         any_token = " OR ".join(f"lower(d.body) LIKE :{k} ESCAPE '\\'" for k in usable)
-        if fts.MATCH_BUDGET <= 0:
-            return []
         # A token that common is looked for in the newest MATCH_BUDGET records holding it, as SQLite does.
-        floor = conn.execute(text(f"SELECT d.id FROM lexical_docs d WHERE d.collection = :c AND ({any_token}) "
-                                  "ORDER BY d.id DESC LIMIT 1 OFFSET :n"),
-                             {**usable, "c": collection, "n": fts.MATCH_BUDGET - 1}).scalar()
+        floor = _newest_from(conn, collection, any_token, usable, fts.MATCH_BUDGET) or 0
         conditions, params = filter_sql(collection, where, "postgresql")
         rows = conn.execute(text(
             f"SELECT d.record_id, {matched} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
             f"WHERE d.collection = :c AND ({any_token}) AND d.id >= :floor{conditions} "
             "ORDER BY score DESC, d.record_id LIMIT :limit"),
-            {**params, **usable, "c": collection, "limit": limit, "floor": int(floor or 0)}).all()
+            {**params, **usable, "c": collection, "limit": limit, "floor": floor}).all()
         return [LexicalMatch(record_id, float(value)) for record_id, value in rows]
+
+
+def _newest_from(conn: Connection, collection: str, condition: str, params: dict[str, str],
+                 count: int) -> int | None:
+    """The id from which the newest ``count`` entries meeting ``condition`` (on ``d``) start; None when
+    fewer do."""
+    found = conn.execute(text(f"SELECT d.id FROM lexical_docs d WHERE d.collection = :c AND ({condition}) "
+                              "ORDER BY d.id DESC LIMIT 1 OFFSET :n"),
+                         {**params, "c": collection, "n": count - 1}).scalar()
+    return None if found is None else int(found)
 
 
 def _like_escaped(token: str) -> str:

@@ -169,14 +169,12 @@ def _raw_reference(folder: Path, asked: list[str], model: BagOfWords) -> dict[st
     from chromadb.config import Settings
 
     from adapters.fts import MATCH_BUDGET
+    from adapters.fts_sqlite import _quoted
     from domain.search.lexical import analyse
 
     client = chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False))
     chunks = client.get_collection(next(c.name for c in client.list_collections() if c.name.startswith("chunk__")))
     db = sqlite3.connect(f"file:{folder / 'memtrove.sqlite3'}?mode=ro", uri=True)
-
-    def quoted(term: str) -> str:
-        return '"' + term.replace('"', '""') + '"'
 
     def count(query: str) -> int:
         return db.execute("SELECT count(*) FROM (SELECT rowid FROM fts_chunk WHERE fts_chunk MATCH ? LIMIT ?)",
@@ -191,13 +189,13 @@ def _raw_reference(folder: Path, asked: list[str], model: BagOfWords) -> dict[st
     for text in asked:
         terms = analyse(text)
         kept, spent = [], 0
-        for word, n in sorted(((w, count(f"body : {quoted(w)}")) for w in terms.words), key=lambda x: x[1]):
+        for word, n in sorted(((w, count(f"body : {_quoted(w)}")) for w in terms.words), key=lambda x: x[1]):
             if n and spent + n <= MATCH_BUDGET:
                 kept.append(word)
                 spent += n
-        words = "body : (" + " OR ".join(quoted(w) for w in (kept or terms.words)) + ")"
+        words = "body : (" + " OR ".join(_quoted(w) for w in (kept or terms.words)) + ")"
         exact = [t for t in terms.exact if len(t) >= 3]
-        phrase = "body : (" + " OR ".join(quoted(t) for t in exact) + ")" if exact else ""
+        phrase = "body : (" + " OR ".join(_quoted(t) for t in exact) + ")" if exact else ""
         planned.append((model.embed(text), words, 0 if kept else floor(words), exact, phrase,
                         floor(phrase) if phrase else 0))
 

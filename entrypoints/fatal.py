@@ -7,12 +7,12 @@ import sys
 import threading
 
 _lock = threading.Lock()
-_said: list[str] = []
+_said = threading.Event()
 
 
 def say_fatal(message: str) -> None:
     with _lock:
-        if _said:
+        if _said.is_set():
             return
-        _said.append(message)
+        _said.set()
         print(f"memtrove: {message}", file=sys.stderr, flush=True)
