@@ -117,10 +117,13 @@ class PostgresFullText(LexicalBackend):
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
-        usable = {f"x{i}": "%" + _like_escaped(t.lower()) + "%" for i, t in enumerate(tokens) if len(t) >= 3}
+        lowered = list(dict.fromkeys(t.lower() for t in tokens if len(t) >= 3))
+        usable = {f"x{i}": "%" + _like_escaped(t) + "%" for i, t in enumerate(lowered)}
         if not usable or fts.MATCH_BUDGET <= 0:
             return []
-        matched = " + ".join(f"(CASE WHEN lower(d.body) LIKE :{k} ESCAPE '\\' THEN 1 ELSE 0 END)" for k in usable)
+        # How often the record holds each token: what its length loses when they are taken out.
+        matched = " + ".join(f"(length(lower(d.body)) - length(replace(lower(d.body), :t{i}, ''))) "
+                             f"/ length(CAST(:t{i} AS text))" for i in range(len(lowered)))
         any_token = " OR ".join(f"lower(d.body) LIKE :{k} ESCAPE '\\'" for k in usable)
         # A token that common is looked for in the newest MATCH_BUDGET records holding it, as SQLite does.
         floor = _newest_from(conn, collection, any_token, usable, fts.MATCH_BUDGET) or 0
@@ -129,7 +132,8 @@ class PostgresFullText(LexicalBackend):
             f"SELECT d.record_id, {matched} AS score FROM lexical_docs d JOIN {_JOINS[collection][0]} "
             f"WHERE d.collection = :c AND ({any_token}) AND d.id >= :floor{conditions} "
             "ORDER BY score DESC, d.record_id LIMIT :limit"),
-            {**params, **usable, "c": collection, "limit": limit, "floor": floor}).all()
+            {**params, **usable, **{f"t{i}": t for i, t in enumerate(lowered)}, "c": collection, "limit": limit,
+             "floor": floor}).all()
         return [LexicalMatch(record_id, float(value)) for record_id, value in rows]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
@@ -24,6 +25,7 @@ from domain.chunk_checks import situating_text
 from domain.errors import StorageError
 from domain.model import LexicalMatch
 from domain.ports import Filter
+from domain.search.lexical import bm25_term
 
 CONTENTLESS = frozenset({"chunk"})  # collections whose index keeps no copy of the text
 # The text a record was indexed with (its ``body``), for the verbatim check of exact tokens.
@@ -45,6 +47,10 @@ def _any(words: Sequence[str], joiner: str, context_weight: float) -> str:
         return ""
     query = joiner.join(_quoted(w) for w in words)
     return f"body : ({query})" if context_weight <= 0 else query
+
+
+def _ranked(rows: Sequence[Any]) -> list[LexicalMatch]:
+    return [LexicalMatch(record_id, -rank) for record_id, rank in rows]
 
 
 def _quoted(term: str) -> str:
@@ -100,13 +106,13 @@ class SqliteFts5(LexicalBackend):
         kept = list(self.selective(conn, collection, words))
         weights = f"1.0, {max(0.0, float(context_weight))}"
         if kept or not words:
-            return self._match(conn, f"fts_{collection}", collection, _any(kept, " OR ", context_weight), limit,
-                               where, weights)
+            return _ranked(self._match(conn, f"fts_{collection}", collection, _any(kept, " OR ", context_weight),
+                                       limit, where, weights))
         newest = self._newest(conn, collection, words, context_weight)  # every word is common
         if newest is None:
             return []
         query, floor = newest
-        return self._match(conn, f"fts_{collection}", collection, query, limit, where, weights, floor)
+        return _ranked(self._match(conn, f"fts_{collection}", collection, query, limit, where, weights, floor))
 
     def _newest(self, conn: Connection, collection: str, words: Sequence[str],
                 context_weight: float) -> tuple[str, int] | None:
@@ -125,18 +131,32 @@ class SqliteFts5(LexicalBackend):
               where: Filter | None) -> list[LexicalMatch]:
         """Verbatim occurrences (case folded) in a record's own text; of a token that common, in the
         newest MATCH_BUDGET records holding its words. Each token is an FTS5 phrase of its parts (the
-        index's own tokenizer splits it), and the record must hold the token itself."""
-        usable = [t for t in tokens if len(t) >= 3]
+        index's own tokenizer splits it), and the record must hold the token itself. The records are
+        ranked by BM25 of the token's verbatim occurrences (a phrase's also counts "command line" for
+        ``command-line``), with its holders counted as the phrase's."""
+        usable = list(dict.fromkeys(t.lower() for t in tokens if len(t) >= 3))
         if not usable or fts.MATCH_BUDGET <= 0:
             return []
         table = f"fts_{collection}"
         query = "body : (" + " OR ".join(_quoted(t) for t in usable) + ")"
-        verbatim = {f"v{i}": t.lower() for i, t in enumerate(usable)}
+        verbatim = {f"v{i}": t for i, t in enumerate(usable)}
         body = _BODY.get(collection, f"(SELECT body FROM {table} WHERE rowid = d.id)")
         held = " OR ".join(f"instr(lower({body}), :{key}) > 0" for key in verbatim)
-        return self._match(conn, table, collection, query, limit, where, "1.0, 0.0",
+        rows = self._match(conn, table, collection, query, limit, where, "1.0, 0.0",
                            floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0,
-                           verbatim=(f" AND ({held})", verbatim))
+                           verbatim=(f" AND ({held})", verbatim),
+                           measured=f", {body}, (SELECT sz FROM {table}_docsize WHERE id = d.id)")
+        if not rows:
+            return []
+        holders = self._counts(conn, collection, usable, fts.MATCH_BUDGET + 1)
+        total, words = _averages(conn, table)
+        scored = []
+        for record_id, _, text_, size in rows:
+            folded = text_.lower()
+            score = sum(bm25_term(folded.count(t), _varints(size)[0], words / (total or 1), holders[t], total)
+                        for t in usable if t in folded)
+            scored.append(LexicalMatch(record_id, score))
+        return sorted(scored, key=lambda m: -m.score)[:limit]
 
     def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int) -> dict[str, int]:
         """Every word's count in one statement (a round trip per word cost more than the counting)."""
@@ -152,24 +172,52 @@ class SqliteFts5(LexicalBackend):
     @staticmethod
     def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
                where: Filter | None, column_weights: str = "1.0", floor: int = 0,
-               verbatim: tuple[str, dict[str, str]] = ("", {})) -> list[LexicalMatch]:
-        """The best ``limit`` matches that pass ``where`` (the access rule among it). FTS5 scores and
-        picks the best SHORTLIST x limit first, so only those are joined to their rows and filtered;
-        when too few of them pass, every match is (the limit is still filled). ``verbatim``: one more
-        condition on the joined rows (``d`` the lexical_docs entry), with its parameters."""
+               verbatim: tuple[str, dict[str, str]] = ("", {}), measured: str = "") -> list[Any]:
+        """The best ``limit`` matches that pass ``where`` (the access rule among it): rows of record
+        id and FTS5 rank (lower is better). FTS5 scores and picks the best SHORTLIST x limit first, so
+        only those are joined to their rows and filtered; when too few of them pass, every match is
+        (the limit is still filled). ``verbatim``: one more condition on the joined rows (``d`` the
+        lexical_docs entry), with its parameters. ``measured``: more columns, for a ranking of the
+        caller's own, which then gets every row of the shortlist that passes, not only ``limit``."""
         if not query:
             return []
         conditions, params = filter_sql(collection, where, "sqlite")
         newest = " AND rowid >= :floor" if floor else ""
-        values = {**params, **verbatim[1], "query": query, "limit": limit, "floor": floor}
+        values = {**params, **verbatim[1], "query": query, "floor": floor, "shortlist": SHORTLIST * limit,
+                  "limit": SHORTLIST * limit if measured else limit}
         conditions += verbatim[0]
         scored = (f"SELECT rowid AS rid, bm25({table}, {column_weights}) AS rank FROM {table} "
                   f"WHERE {table} MATCH :query{newest}")
         for shortlist in (f"{scored} ORDER BY rank LIMIT :shortlist", scored):
             rows = conn.execute(text(
-                f"SELECT d.record_id, s.rank FROM ({shortlist}) AS s JOIN lexical_docs d ON d.id = s.rid "
-                f"JOIN {_JOINS[collection][0]} WHERE 1 = 1{conditions} ORDER BY s.rank LIMIT :limit"),
-                {**values, "shortlist": SHORTLIST * limit}).all()
+                f"SELECT d.record_id, s.rank{measured} FROM ({shortlist}) AS s JOIN lexical_docs d ON d.id = s.rid "
+                f"JOIN {_JOINS[collection][0]} WHERE 1 = 1{conditions} ORDER BY s.rank LIMIT :limit"), values).all()
             if len(rows) >= limit:
                 break
-        return [LexicalMatch(record_id, -rank) for record_id, rank in rows]
+        return rows
+
+
+def _averages(conn: Connection, table: str) -> tuple[int, int]:
+    """FTS5's own totals (its averages record): the records indexed and the tokens of their ``body``."""
+    block = conn.execute(text(f"SELECT block FROM {table}_data WHERE id = 1")).scalar()
+    counts = _varints(block or b"")
+    return (counts[0], counts[1]) if len(counts) > 1 else (0, 0)
+
+
+def _varints(block: bytes) -> list[int]:
+    """The integers of an FTS5 record (SQLite's varints: 7 bits a byte, high bit set while more follow;
+    a ninth byte gives all 8 of its bits)."""
+    values, i = [], 0
+    while i < len(block):
+        value = 0
+        for n in range(9):
+            byte = block[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values

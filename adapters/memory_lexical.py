@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -10,6 +9,7 @@ from typing import Any
 
 from adapters.vector_math import matches
 from domain.model import LexicalMatch
+from domain.search.lexical import bm25_term
 from domain.ports import Filter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -41,10 +41,8 @@ def bm25(docs: dict[str, str], words: Sequence[str], limit: int, k1: float = 1.2
         length = sum(bag.values())
         score = 0.0
         for word in wanted:
-            tf = bag.get(word, 0)
-            if tf:
-                idf = max(math.log((len(bags) - frequency[word] + 0.5) / (frequency[word] + 0.5)), 1e-6)  # as FTS5
-                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+            if tf := bag.get(word, 0):
+                score += bm25_term(tf, length, average, frequency[word], len(bags), k1, b)
         if score > 0:
             scored.append(LexicalMatch(key, score))
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]

@@ -6,6 +6,7 @@ every backend, so SQLite and PostgreSQL rank the same words.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -65,3 +66,12 @@ def exact_tokens(query: str) -> tuple[str, ...]:
                 or _LETTER_DIGIT.match(token)):
             found.append(token)
     return tuple(found[:MAX_EXACT])
+
+
+def bm25_term(tf: float, length: float, average: float, holders: int, total: int,
+              k1: float = 1.2, b: float = 0.75) -> float:
+    """One term's Okapi BM25 weight in one record, as FTS5's bm25() computes it: ``tf`` occurrences
+    in a record of ``length`` tokens (``average`` across the index), ``holders`` of ``total`` records
+    holding the term (its idf floored at 1e-6, so a term in most records still counts a little)."""
+    idf = max(math.log((total - holders + 0.5) / (holders + 0.5)), 1e-6)
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / (average or 1.0)))

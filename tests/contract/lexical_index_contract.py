@@ -154,6 +154,12 @@ class LexicalIndexContract:
         assert store.exact_search("memory", ["zz"], 5) == []  # too short to match exactly
         assert store.exact_search("memory", ["getting_users"], 5) == []  # its words stem alike; it is not there
 
+    def test_exact_matches_rank_by_how_often_they_hold_the_token_verbatim(self, store) -> None:
+        store.add_memory(memory("mem_a", "see command-line flags and command-line docs here"), AUDIT)
+        store.add_memory(memory("mem_b", "command line tools read the command-line and command line"), AUDIT)
+        store.add_memory(memory("mem_c", "a command line without the hyphen"), AUDIT)
+        assert ids(store.exact_search("memory", ["command-line"], 5)) == ["mem_a", "mem_b"]
+
     def test_an_exact_token_is_found_only_in_the_records_own_text(self, store) -> None:
         for i, line in enumerate(["the crash in parse_config_v2", "we looked at it", "fixed by noon"]):
             store.put_turn(turn("c1", i, line), AUDIT)
