@@ -174,27 +174,39 @@ class SqliteFts5(LexicalBackend):
                where: Filter | None, column_weights: str = "1.0", floor: int = 0,
                verbatim: tuple[str, dict[str, str]] = ("", {}), measured: str = "") -> list[Any]:
         """The best ``limit`` matches that pass ``where`` (the access rule among it): rows of record
-        id and FTS5 rank (lower is better). FTS5 scores and picks the best SHORTLIST x limit first, so
-        only those are joined to their rows and filtered; when too few of them pass, every match is
+        id and FTS5 rank (lower is better). FTS5 scores and picks the best SHORTLIST x limit first;
+        those are joined to their rows and filtered a few at a time, best first, until ``limit`` pass
+        (joining and filtering cost as much as the scoring). When too few of them pass, every match is
         (the limit is still filled). ``verbatim``: one more condition on the joined rows (``d`` the
         lexical_docs entry), with its parameters. ``measured``: more columns, for a ranking of the
         caller's own, which then gets every row of the shortlist that passes, not only ``limit``."""
         if not query:
             return []
         conditions, params = filter_sql(collection, where, "sqlite")
-        newest = " AND rowid >= :floor" if floor else ""
-        values = {**params, **verbatim[1], "query": query, "floor": floor, "shortlist": SHORTLIST * limit,
-                  "limit": SHORTLIST * limit if measured else limit}
         conditions += verbatim[0]
+        newest = " AND rowid >= :floor" if floor else ""
+        values = {**params, **verbatim[1], "query": query, "floor": floor}
         scored = (f"SELECT rowid AS rid, bm25({table}, {column_weights}) AS rank FROM {table} "
                   f"WHERE {table} MATCH :query{newest}")
-        for shortlist in (f"{scored} ORDER BY rank LIMIT :shortlist", scored):
-            rows = conn.execute(text(
-                f"SELECT d.record_id, s.rank{measured} FROM ({shortlist}) AS s JOIN lexical_docs d ON d.id = s.rid "
-                f"JOIN {_JOINS[collection][0]} WHERE 1 = 1{conditions} ORDER BY s.rank LIMIT :limit"), values).all()
+        best = conn.execute(text(f"{scored} ORDER BY rank LIMIT :shortlist"),
+                            {**values, "shortlist": SHORTLIST * limit}).all()
+        rank = dict(best)
+        joined = text(f"SELECT d.record_id, d.id{measured} FROM lexical_docs d JOIN {_JOINS[collection][0]} "
+                      f"WHERE d.id IN :ids{conditions}").bindparams(bindparam("ids", expanding=True))
+        rows: list[Any] = []
+        for part in ((best,) if measured else (best[:2 * limit], best[2 * limit:])):
+            if part:
+                rows += conn.execute(joined, {**values, "ids": [rid for rid, _ in part]}).all()
             if len(rows) >= limit:
                 break
-        return rows
+        if len(rows) < limit and len(best) == SHORTLIST * limit:
+            rows = conn.execute(text(
+                f"SELECT d.record_id, s.rank{measured} FROM ({scored}) AS s JOIN lexical_docs d ON d.id = s.rid "
+                f"JOIN {_JOINS[collection][0]} WHERE 1 = 1{conditions} ORDER BY s.rank LIMIT :limit"),
+                {**values, "limit": SHORTLIST * limit if measured else limit}).all()
+            return rows
+        ordered = sorted(((record_id, rank[rid], *more) for record_id, rid, *more in rows), key=lambda r: r[1])
+        return ordered if measured else ordered[:limit]
 
 
 def _averages(conn: Connection, table: str) -> tuple[int, int]:

@@ -146,6 +146,17 @@ class LexicalIndexContract:
         assert store.lexical_search("history", ["ferry"], 10) == []
         assert ids(store.lexical_search("history", ["island"], 10)) == ["c1_turn_1", "c1_turn_2"]
 
+    @pytest.mark.parametrize("events_from", [3, 10, 30])  # first-ranked passing record: early, mid shortlist, past it
+    def test_a_filter_passing_few_of_the_best_matches_still_fills_the_limit_best_first(self, store,
+                                                                                       events_from: int) -> None:
+        for i in range(40):  # later records hold "ferry" more often among fewer other words: they rank higher
+            content = " ".join(["ferry"] * (i + 1) + ["harbour"] * (39 - i))
+            kind = "event" if 39 - i >= events_from and (39 - i) % 2 == 0 else "fact"
+            store.add_memory(dataclasses.replace(memory(f"mem_{i:02d}", content), type=kind), AUDIT)
+        found = ids(store.lexical_search("memory", ["ferry"], 2, {"type": "event"}))
+        first = 39 - (events_from + events_from % 2)
+        assert found == [f"mem_{first:02d}", f"mem_{first - 2:02d}"]
+
     def test_exact_tokens_match_code_like_substrings(self, store) -> None:
         store.add_memory(memory("mem_a", "The crash comes from get_user_by_id in src/app/users.py"), AUDIT)
         store.add_memory(memory("mem_b", "A user asked for an ID card"), AUDIT)
