@@ -191,7 +191,7 @@ class SqliteFts5(LexicalBackend):
         best = conn.execute(text(f"{scored} ORDER BY rank LIMIT :shortlist"),
                             {**values, "shortlist": SHORTLIST * limit}).all()
         rank = dict(best)
-        joined = text(f"SELECT d.record_id, d.id{measured} FROM lexical_docs d JOIN {_JOINS[collection][0]} "
+        joined = text(f"SELECT d.record_id, d.id{measured} FROM lexical_docs d CROSS JOIN {_JOINS[collection][0]} "
                       f"WHERE d.id IN :ids{conditions}").bindparams(bindparam("ids", expanding=True))
         rows: list[Any] = []
         for part in ((best,) if measured else (best[:2 * limit], best[2 * limit:])):
