@@ -81,6 +81,9 @@ class HttpEmbedder(Embedder):
         ordinary = cl100k_count(text)
         return math.ceil(ordinary * self.token_ratio) + self.special_tokens
 
+    def token_ceiling(self, text: str) -> int:  # the count, with a byte for each cl100k token
+        return math.ceil(len(text.encode("utf-8")) * self.token_ratio) + self.special_tokens
+
     def describe(self) -> dict[str, Any]:
         return {
             "provider": self.profile.provider, "model": self.profile.model,

@@ -77,6 +77,9 @@ class OpenAIEmbedder(Embedder):
         # The embeddings endpoint adds no special tokens and reads special-token text as plain text.
         return cl100k_count(text)
 
+    def token_ceiling(self, text: str) -> int:
+        return len(text.encode("utf-8"))  # a cl100k token holds one byte at least; no special tokens
+
     def describe(self) -> dict[str, Any]:
         return {
             "provider": self.profile.provider,

@@ -25,6 +25,11 @@ class Embedder(Protocol):
         """Tokens the model reads for ``text``, in its own units (special tokens included)."""
         ...
 
+    def token_ceiling(self, text: str) -> int:
+        """At least ``count_tokens(text)``, found without tokenizing where the model allows it (a
+        byte-level BPE token holds at least one byte); by default, the count itself."""
+        return self.count_tokens(text)
+
     def describe(self) -> dict[str, Any]:
         """Configuration facts for health checks (never a secret)."""
         ...
