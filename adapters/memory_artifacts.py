@@ -95,7 +95,7 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
                 self.stored[(c, artifact_id)][vid] = (r, False)
         if self.jobs.get(artifact_id) is not None and self.jobs[artifact_id].version == version:
             del self.jobs[artifact_id]
-        self._queue(("artifact", "chunk"), artifact_id)
+        self._queue(("artifact", "chunk"), artifact_id, fresh=old is None)
         self.audit.append(entry)
         return old
 

@@ -17,7 +17,7 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
 
     def __init__(self) -> None:
         self.stored: dict[tuple[str, str], dict[str, tuple[VectorRecord, bool]]] = {}
-        self.queued: list[tuple[int, str, str]] = []
+        self.queued: list[tuple[int, str, str, bool]] = []
         self._seq = 0
         self._guard = threading.RLock()
         self._claiming = threading.Lock()
@@ -38,11 +38,11 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
                 for vid in [v for v, (r, _) in slot.items() if version in (None, r.metadata.get("version"))]:
                     del slot[vid]
 
-    def _queue(self, collections: Sequence[str], owner: str) -> None:
+    def _queue(self, collections: Sequence[str], owner: str, fresh: bool = False) -> None:
         with self._guard:
             for collection in collections:
                 self._seq += 1
-                self.queued.append((self._seq, collection, owner))
+                self.queued.append((self._seq, collection, owner, fresh))
 
     # --- the port ----------------------------------------------------------------------------
     def last_queued(self) -> int:
@@ -59,17 +59,17 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
             with self._guard:
                 rows = self.queued[:limit]
                 items = [OutboxItem(seq, collection, owner, tuple(
-                    r for r, pending in self.stored.get((collection, owner), {}).values() if not pending))
-                    for seq, collection, owner in rows]
+                    r for r, pending in self.stored.get((collection, owner), {}).values() if not pending), fresh)
+                    for seq, collection, owner, fresh in rows]
             yield items
             with self._guard:
-                done = {seq for seq, _, _ in rows}
+                done = {seq for seq, *_ in rows}
                 self.queued = [row for row in self.queued if row[0] not in done]
 
     def nearest_queued(self, collection: str, vector: Vector, limit: int,
                        where: Filter | None = None) -> tuple[set[str], list[VectorMatch]]:
         with self._guard:
-            owners = {owner for _, c, owner in self.queued if c == collection}
+            owners = {owner for _, c, owner, _ in self.queued if c == collection}
             records = [r for owner in owners for r, pending in self.stored.get((collection, owner), {}).values()
                        if not pending and matches(r.metadata, where)]
         scored = sorted((VectorMatch(r.id, r.record_id, cosine(vector, r.vector)) for r in records),

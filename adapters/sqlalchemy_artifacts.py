@@ -125,7 +125,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
                 vectors.c.collection.in_(ARTIFACT_COLLECTIONS), vectors.c.owner == artifact_id,
                 vectors.c.version == version).values(pending=False))
             conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact_id, jobs.c.version == version))
-            queue(conn, ARTIFACT_COLLECTIONS, artifact_id)
+            queue(conn, ARTIFACT_COLLECTIONS, artifact_id, fresh=old is None)
             self._append(conn, entry)
         return old
 

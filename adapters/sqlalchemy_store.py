@@ -20,7 +20,9 @@ from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artif
     _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns, audit, memories,
     put_meta, store_meta, turns,
 )
-from adapters.sqlalchemy_vectors import SqlVectorOutbox, backfill_access, drop_vectors, put_vectors, queue
+from adapters.sqlalchemy_vectors import (
+    SqlVectorOutbox, add_fresh_column, backfill_access, drop_vectors, put_vectors, queue,
+)
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
@@ -81,6 +83,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         memories and turns get their access columns (the local owner's, private, never expiring)."""
         add_access_columns(conn, "memories", privacy=True)
         add_access_columns(conn, "turns", privacy=True)
+        add_fresh_column(conn)
 
     def _prepare_lexical(self) -> None:
         """Create the text index; (re)build it from the rows when it is new or of an older version."""

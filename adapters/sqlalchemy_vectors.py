@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np  # at import, in one thread: numpy imported by two threads at once can half-load
 from sqlalchemy import (
     BigInteger, Boolean, Column, Float, Index, Integer, LargeBinary, String, Table, Text, delete, func, insert,
-    select, text,
+    inspect, select, text,
 )
 from sqlalchemy.engine import Connection, Engine
 
@@ -47,6 +47,7 @@ outbox = Table(
     Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
     Column("collection", String(32), nullable=False),
     Column("owner", String(160), nullable=False),
+    Column("fresh", Boolean, nullable=False, server_default=text("false")),  # see OutboxItem.fresh
 )
 
 jobs = Table(
@@ -87,9 +88,15 @@ def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, versi
     conn.execute(query)
 
 
-def queue(conn: Connection, collections: Sequence[str], owner: str) -> None:
+def queue(conn: Connection, collections: Sequence[str], owner: str, fresh: bool = False) -> None:
     if collections:
-        conn.execute(insert(outbox), [{"collection": c, "owner": owner} for c in collections])
+        conn.execute(insert(outbox), [{"collection": c, "owner": owner, "fresh": fresh} for c in collections])
+
+
+def add_fresh_column(conn: Connection) -> None:
+    """The outbox of a store made before items said whether their owner is new."""
+    if "fresh" not in {c["name"] for c in inspect(conn).get_columns("vector_outbox")}:
+        conn.execute(text("ALTER TABLE vector_outbox ADD COLUMN fresh BOOLEAN NOT NULL DEFAULT false"))
 
 
 def backfill_access(conn: Connection) -> None:
@@ -168,7 +175,8 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
                 vectors.c.pending.is_(False)))
             for row in found:
                 owned[(collection, row.owner)].append(_record(row))
-        return [OutboxItem(r.seq, r.collection, r.owner, tuple(owned[(r.collection, r.owner)])) for r in rows]
+        return [OutboxItem(r.seq, r.collection, r.owner, tuple(owned[(r.collection, r.owner)]), bool(r.fresh))
+                for r in rows]
 
     def nearest_queued(self, collection: str, vector: Vector, limit: int,
                        where: Filter | None = None) -> tuple[set[str], list[VectorMatch]]:

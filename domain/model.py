@@ -137,6 +137,9 @@ class OutboxItem:
     collection: str
     owner: str
     records: tuple[VectorRecord, ...]
+    # Queued when the owner came into being (an artifact's first version): the index can hold none of
+    # its vectors but these, unless another item for it (a deletion) is queued too.
+    fresh: bool = False
 
 
 @dataclass(frozen=True, slots=True)

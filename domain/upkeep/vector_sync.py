@@ -43,9 +43,11 @@ class SyncVectors:
             return len(items)
 
     def _sync(self, collection: str, items: list[OutboxItem]) -> None:
-        owners = sorted({item.owner for item in items})
+        """Upsert the owners' vectors and delete the rest of theirs. Owners whose only items are fresh
+        have none to delete, so the index is not asked for them (that lookup was a tenth of an ingest)."""
+        owners = sorted({item.owner for item in items if not item.fresh})
         wanted: dict[str, VectorRecord] = {r.id: r for item in items for r in item.records}
-        present = self.vectors.vector_ids(collection, {owner_field(collection): {"$in": owners}})
+        present = self.vectors.vector_ids(collection, {owner_field(collection): {"$in": owners}}) if owners else []
         self.vectors.upsert(collection, list(wanted.values()))
         stale = [vid for vid in present if vid not in wanted]
         if stale:

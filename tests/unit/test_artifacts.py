@@ -136,10 +136,22 @@ def test_stale_vectors_in_the_index_are_never_found_and_go_when_their_artifact_i
     assert hits and ghost not in {h.fields["artifact_id"] for h in hits}
     assert all("zebra" not in h.content for h in hits)  # the ranker checks versions: only giraffe's chunks
     third = ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "okapi"), source_id="d1"))
-    note = ingest(IngestRequest("note", "manual", "a short note", source_id="n1"))  # queues the ghost's owner
+    note = ingest(IngestRequest("note", "manual", "a short note", source_id="n1"))  # the ghost's owner, new
     assert note.artifact.id == ghost
     assert {version_of(v) for v in synced(aworld).vectors.all_vectors("chunk")} == {third.artifact.version}
-    assert {version_of(v) for v in aworld.vectors.all_vectors("artifact")} == {note.artifact.version}
+    # A new owner's sync does not ask the index what it holds (it can hold nothing of the store's), so a
+    # ghost stays until the owner's next change; it is never found meanwhile.
+    assert {version_of(v) for v in aworld.vectors.all_vectors("artifact")} == {note.artifact.version, "abc"}
+    def found() -> list[tuple[str, float]]:
+        return [(h.id, h.score) for h in hybrid(aworld)(SearchRequest("launch code zebra", 5, mode="vector")).hits]
+
+    with_ghost = found()
+    aworld.vectors.delete_vectors("artifact", [f"{ghost}::abc::0"])
+    assert found() == with_ghost  # the ghost's vector (the query's own) speaks for nothing
+    aworld.vectors.upsert("artifact", [VectorRecord(f"{ghost}::abc::0", ghost, aworld.embedder.embed_query(
+        "launch code zebra"), {"artifact_id": ghost})])
+    fixed = ingest(IngestRequest("note", "manual", "a short note, fixed", source_id="n1"))
+    assert {version_of(v) for v in synced(aworld).vectors.all_vectors("artifact")} == {fixed.artifact.version}
 
 
 def test_concurrent_different_content_for_one_source_is_refused(aworld) -> None:

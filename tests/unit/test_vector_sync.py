@@ -9,7 +9,7 @@ import pytest
 
 from domain.errors import StorageError
 from domain.ids import artifact_of, version_of
-from domain.model import ChunkSpec, VectorRecord
+from domain.model import AuditEntry, ChunkSpec, VectorRecord
 from domain.artifacts.input import IngestRequest
 from domain.history.usecases import CONTEXT_COLLECTION, AppendTurn, AppendTurnRequest
 from domain.artifacts.ingest import IngestArtifact
@@ -193,6 +193,40 @@ def test_a_replaced_turn_keeps_exactly_its_current_vectors_in_both_collections(w
         mine = [vid for vid, owner in world.vectors.all_vectors(collection).items() if owner == turn.id]
         assert len(mine) == 1 and version_of(mine[0]) == turn.content_hash[:12]
         assert in_step(world, collection)
+
+
+AUDIT = AuditEntry("deleted", "artifact", ("d1",), "test", "2025-01-01T00:00:00Z")
+
+
+class Asked:
+    """The world's index, noting for which owners it was asked what it holds."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.owners = inner, []
+
+    def vector_ids(self, collection, where):
+        self.owners += [owner for condition in where.values() for owner in condition["$in"]]
+        return self.inner.vector_ids(collection, where)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_only_an_owner_that_may_have_vectors_to_delete_is_looked_up_in_the_index(aworld) -> None:
+    asked = Asked(aworld.vectors)
+    sync = SyncVectors(aworld.store, asked)
+    first = ingest(aworld)(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    sync.drain()
+    assert asked.owners == [] and in_step(aworld, "chunk")  # new: nothing of its in the index yet
+    ingest(aworld)(IngestRequest("doc", "drive", LONG + " and the spare key is under the mat", source_id="d1"))
+    sync.drain()
+    assert set(asked.owners) == {first.artifact.id} and in_step(aworld, "chunk")  # the old version left
+    aworld.artifacts.delete_artifact(first.artifact.id, AUDIT)  # deleted, then made again before a sync
+    again = ingest(aworld)(IngestRequest("doc", "drive", "a short text now", source_id="d1"))
+    asked.owners.clear()
+    sync.drain()
+    assert again.artifact.id == first.artifact.id and set(asked.owners) == {first.artifact.id}
+    assert in_step(aworld, "chunk") and in_step(aworld, "artifact")
 
 
 def test_rebuild_restores_every_collection_from_stored_vectors_without_embedding(aworld) -> None:
