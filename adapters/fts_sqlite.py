@@ -33,13 +33,6 @@ _BODY = {"chunk": "(SELECT ch.content FROM artifact_chunks ch WHERE ch.artifact_
                   "AND ch.version = d.version AND ch.chunk_id = d.record_id)"}
 SHORTLIST = 8  # x limit: the best matches FTS5 hands on to be joined and filtered before all of them are
 
-def _newest_from(conn: Connection, table: str, query: str, count: int) -> int | None:
-    """The rowid from which the newest ``count`` matches of ``query`` start; None when fewer match.
-    (FTS5 walks a doclist by rowid from its end: bounded however common the query's terms.)"""
-    return conn.execute(text(f"SELECT rowid FROM {table} WHERE {table} MATCH :q ORDER BY rowid DESC "
-                             "LIMIT 1 OFFSET :n"), {"q": query, "n": count - 1}).scalar()
-
-
 def _any(words: Sequence[str], joiner: str, context_weight: float) -> str:
     """An FTS5 query of the words joined by ``joiner`` (" OR ", " AND "); of the record's own words
     only (its ``body``) when context counts nothing."""
@@ -108,24 +101,14 @@ class SqliteFts5(LexicalBackend):
         if kept or not words:
             return _ranked(self._match(conn, f"fts_{collection}", collection, _any(kept, " OR ", context_weight),
                                        limit, where, weights))
-        newest = self._newest(conn, collection, words, context_weight)  # every word is common
-        if newest is None:
-            return []
-        query, floor = newest
-        return _ranked(self._match(conn, f"fts_{collection}", collection, query, limit, where, weights, floor))
-
-    def _newest(self, conn: Connection, collection: str, words: Sequence[str],
-                context_weight: float) -> tuple[str, int] | None:
-        """For a query of common words only: the records holding all of them (else any), as a MATCH
-        query and the rowid from which the newest MATCH_BUDGET of them start; None if none holds any."""
         if fts.MATCH_BUDGET <= 0:
-            return None
-        table = f"fts_{collection}"
-        for joiner in (" AND ", " OR "):
-            query = _any(words, joiner, context_weight)
-            if _newest_from(conn, table, query, 1) is not None:
-                return query, _newest_from(conn, table, query, fts.MATCH_BUDGET) or 0
-        return None
+            return []
+        for joiner in (" AND ", " OR "):  # every word is common: the newest records holding all of them, else any
+            found = self._match(conn, f"fts_{collection}", collection, _any(words, joiner, context_weight), limit,
+                                where, weights, newest=fts.MATCH_BUDGET)
+            if found:
+                return _ranked(found)
+        return []
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
               where: Filter | None) -> list[LexicalMatch]:
@@ -142,8 +125,7 @@ class SqliteFts5(LexicalBackend):
         verbatim = {f"v{i}": t for i, t in enumerate(usable)}
         body = _BODY.get(collection, f"(SELECT body FROM {table} WHERE rowid = d.id)")
         held = " OR ".join(f"instr(lower({body}), :{key}) > 0" for key in verbatim)
-        rows = self._match(conn, table, collection, query, limit, where, "1.0, 0.0",
-                           floor=_newest_from(conn, table, query, fts.MATCH_BUDGET) or 0,
+        rows = self._match(conn, table, collection, query, limit, where, "1.0, 0.0", newest=fts.MATCH_BUDGET,
                            verbatim=(f" AND ({held})", verbatim),
                            measured=f", {body}, (SELECT sz FROM {table}_docsize WHERE id = d.id)")
         if not rows:
@@ -171,23 +153,26 @@ class SqliteFts5(LexicalBackend):
 
     @staticmethod
     def _match(conn: Connection, table: str, collection: str, query: str, limit: int,
-               where: Filter | None, column_weights: str = "1.0", floor: int = 0,
+               where: Filter | None, column_weights: str = "1.0", newest: int = 0,
                verbatim: tuple[str, dict[str, str]] = ("", {}), measured: str = "") -> list[Any]:
         """The best ``limit`` matches that pass ``where`` (the access rule among it): rows of record
         id and FTS5 rank (lower is better). FTS5 scores and picks the best SHORTLIST x limit first;
         those are joined to their rows and filtered a few at a time, best first, until ``limit`` pass
         (joining and filtering cost as much as the scoring). When too few of them pass, every match is
-        (the limit is still filled). ``verbatim``: one more condition on the joined rows (``d`` the
+        (the limit is still filled). ``newest``: only the newest that many matches are scored (FTS5 walks
+        a doclist by rowid from its end, so this bounds the work however common the terms are; the
+        scoring happens in that same walk). ``verbatim``: one more condition on the joined rows (``d`` the
         lexical_docs entry), with its parameters. ``measured``: more columns, for a ranking of the
         caller's own, which then gets every row of the shortlist that passes, not only ``limit``."""
         if not query:
             return []
         conditions, params = filter_sql(collection, where, "sqlite")
         conditions += verbatim[0]
-        newest = " AND rowid >= :floor" if floor else ""
-        values = {**params, **verbatim[1], "query": query, "floor": floor}
+        values = {**params, **verbatim[1], "query": query, "newest": newest}
         scored = (f"SELECT rowid AS rid, bm25({table}, {column_weights}) AS rank FROM {table} "
-                  f"WHERE {table} MATCH :query{newest}")
+                  f"WHERE {table} MATCH :query")
+        if newest:
+            scored = f"SELECT rid, rank FROM ({scored} ORDER BY rowid DESC LIMIT :newest)"
         best = conn.execute(text(f"{scored} ORDER BY rank LIMIT :shortlist"),
                             {**values, "shortlist": SHORTLIST * limit}).all()
         rank = dict(best)
