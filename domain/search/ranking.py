@@ -39,11 +39,11 @@ class Ranker:
     outbox: VectorOutbox | None = None
     now: Callable[[], float] = time.time
 
-    def rank(self, collection: str, vector: Vector, fetch: int, where: Filter, context: RequestContext,
-             index: str | None = None, index_where: Filter | None = None,
-             read: Records | None = None) -> tuple[list[Hit], bool]:
-        """By vector similarity, in the collection's vectors or in ``index`` (other vectors of its records);
-        ``index_where``: what the vector index itself is asked to filter (default ``where``)."""
+    def nearest(self, collection: str, vector: Vector, fetch: int, where: Filter, index: str | None = None,
+                index_where: Filter | None = None) -> tuple[list[VectorMatch], bool]:
+        """The nearest vectors of the collection (or of ``index``, other vectors of its records), and
+        whether the index may hold more; ``index_where``: what the vector index itself is asked to
+        filter (default ``where``). Not yet checked against the rows: ``hydrate`` does that."""
         name = index or collection
         # The queue first, then the index: an item synced in between is then in one or the other.
         owners, queued = self.outbox.nearest_queued(name, vector, fetch, where or None) if self.outbox else (set(), [])
@@ -52,21 +52,29 @@ class Ranker:
             field = owner_field(collection)
             fresh = [m for m in raw if (artifact_of(m.record_id) if field == "artifact_id" else m.record_id) not in owners]
             raw = sorted([*fresh, *queued], key=lambda m: -m.score)[:fetch]
-        hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, raw, context, read)]
-        return apply_policies(self.policies, hits, context), len(raw) >= fetch
+        return raw, len(raw) >= fetch
 
-    def rank_words(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext, context_weight: float = 0.35,
-                   read: Records | None = None) -> tuple[list[Hit], bool]:
+    def worded(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
+               context_weight: float = 0.35) -> tuple[list[LexicalMatch], bool]:
         """By BM25 over the words (the lexical index holds only current records)."""
         raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
-        return apply_policies(self.policies, self.hits(collection, raw, context, read), context), len(raw) >= fetch
+        return raw, len(raw) >= fetch
 
-    def rank_exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,
-                   context: RequestContext, read: Records | None = None) -> tuple[list[Hit], bool]:
+    def exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter) -> tuple[list[LexicalMatch], bool]:
         """By verbatim occurrences of code-like tokens."""
         raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
-        return apply_policies(self.policies, self.hits(collection, raw, context, read), context), len(raw) >= fetch
+        return raw, len(raw) >= fetch
+
+    def hydrate(self, collection: str, found: Sequence[VectorMatch | LexicalMatch], context: RequestContext,
+                read: Records | None = None) -> list[Hit]:
+        """The hits of what an index found, best first: only current records the caller may see (a
+        vector hit scored by its record's best current vector), held to the privacy policies."""
+        if found and isinstance(found[0], VectorMatch):
+            vectored = [m for m in found if isinstance(m, VectorMatch)]
+            hits = [matched_by(h, self.vectors.profile) for h in self._hydrate(collection, vectored, context, read)]
+        else:
+            hits = self.hits(collection, [m for m in found if isinstance(m, LexicalMatch)], context, read)
+        return apply_policies(self.policies, hits, context)
 
     def hits(self, collection: str, found: Sequence[LexicalMatch], context: RequestContext,
              read: Records | None = None) -> list[Hit]:

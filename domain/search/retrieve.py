@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from domain.access.principal import Identity
 from domain.access.rules import restrict
 
 from domain.search.lexical import LexicalQuery, analyse
-from domain.model import Hit, RequestContext, Vector
+from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
 from domain.ports import Embedder, Filter
 from domain.search.fusion import weighted_rrf
 from domain.search.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
@@ -88,23 +88,21 @@ class Retriever:
             worded: set[str] = set()
             for signal in weights:
                 depth = max(fetch, self.config.top_k(signal))
-                found: list[Hit] = []
+                found: dict[str, list[VectorMatch | LexicalMatch]] = {}
                 for collection, where in wheres.items():
-                    got, full = self._rank(signal, collection, terms, vector, depth, where, context, chosen,
-                                           index_wheres[collection], read)
-                    if signal == "lexical" and not any(h.score >= MIN_LEXICAL_EVIDENCE for h in got):
+                    got, full = self._found(signal, collection, terms, vector, depth, where, chosen,
+                                            index_wheres[collection])
+                    if signal == "lexical" and not any(m.score >= MIN_LEXICAL_EVIDENCE for m in got):
                         # BM25 cannot tell these records apart (a store of one or two): sharing a
                         # content word with the query is then the evidence, not held to the floor.
-                        worded |= {h.id for h in got}
+                        worded |= {m.record_id for m in got}
                     if signal == "lexical" and vectors:  # no rank (BM25 gives these words no weight)
-                        got = [h for h in got if h.score >= MIN_LEXICAL_EVIDENCE]
-                    if signal in VECTOR_SIGNALS and got and got[-1].score < self.config.min_similarity:
+                        got = [m for m in got if m.score >= MIN_LEXICAL_EVIDENCE]
+                    if signal in VECTOR_SIGNALS and got and min(m.score for m in got) < self.config.min_similarity:
                         full = False  # what lies deeper is further below the floor
-                    found += [tagged(h, collection) for h in got]
+                    found[collection] = list(got)
                     more = more or full
-                # One ranking per signal across collections: cosine similarities (one model) and
-                # BM25 scores compare across them, where "first of its collection" would not.
-                ranked[signal] = sorted(found, key=lambda h: (-h.score, h.id))[:depth]
+                ranked[signal] = self._best(found, depth, context, read)
             floor = below_floor(ranked, self.config.min_similarity) - worded
             kept = [h for h in fuse_signals(ranked, weights, chosen.k) if h.id not in floor]
             fused = best_per_artifact(kept, cap)
@@ -115,17 +113,46 @@ class Retriever:
         return fused[:limit]
 
 
-    def _rank(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
-              where: Filter, context: RequestContext, profile: Weights,
-              index_where: Filter | None = None, read: Records | None = None) -> tuple[list[Hit], bool]:
+    def _found(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
+               where: Filter, profile: Weights, index_where: Filter | None = None
+               ) -> tuple[Sequence[VectorMatch | LexicalMatch], bool]:
         if signal == "lexical":
-            return self.ranker.rank_words(collection, terms.words, depth, where, context, profile.context, read)
+            return self.ranker.worded(collection, terms.words, depth, where, profile.context)
         if signal == "exact":
-            return self.ranker.rank_exact(collection, terms.exact, depth, where, context, read)
+            return self.ranker.exact(collection, terms.exact, depth, where)
         if signal == "contextual" and collection != HISTORY:
             return [], False
         index = CONTEXT_COLLECTION if signal == "contextual" else None
-        return self.ranker.rank(collection, vector or [], depth, where, context, index, index_where, read)
+        return self.ranker.nearest(collection, vector or [], depth, where, index, index_where)
+
+    def _best(self, found: Mapping[str, list[VectorMatch | LexicalMatch]], depth: int, context: RequestContext,
+              read: Records) -> list[Hit]:
+        """One signal's best ``depth`` hits across collections (cosine similarities of one model, and
+        BM25 scores, compare across them, where "first of its collection" would not).
+
+        Only as many records are read as that takes: a record's hit scores no better than its best
+        match, so records are read best match first, and reading stops once ``depth`` hits score
+        above every record not read yet (most searches read ``depth`` records, not one list per
+        collection)."""
+        bounds: dict[tuple[str, str], float] = {}
+        for collection, matches in found.items():
+            for m in matches:
+                key = (m.record_id, collection)
+                bounds[key] = max(bounds.get(key, m.score), m.score)
+        order = sorted(bounds.items(), key=lambda item: (-item[1], item[0][0]))
+        hits: list[Hit] = []
+        start = 0
+        while start < len(order):
+            batch = order[start:start + depth] if start == 0 else order[start:]
+            start += len(batch)
+            for collection in dict.fromkeys(c for (_, c), _ in batch):
+                ids = {record for (record, c), _ in batch if c == collection}
+                chosen = [m for m in found[collection] if m.record_id in ids]
+                hits += [tagged(h, collection) for h in self.ranker.hydrate(collection, chosen, context, read)]
+            hits.sort(key=lambda h: (-h.score, h.id))
+            if len(hits) >= depth and start < len(order) and hits[depth - 1].score > order[start][1]:
+                break
+        return hits[:depth]
 
 
 def vector_where(own: Filter | None, restricted: Filter) -> Filter:

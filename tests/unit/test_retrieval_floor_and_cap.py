@@ -83,13 +83,13 @@ def test_one_long_document_is_not_searched_to_the_bottom_for_a_limit_it_cannot_f
     ingest(aworld, IngestRequest("doc", "drive", ZEBRAS * 25, source_id="z"))  # ~600 chunks
     retrieve = with_config(aworld, min_similarity=-1.0)
     depths: list[int] = []
-    original = type(retrieve.ranker).rank
+    original = type(retrieve.ranker).nearest
 
-    def rank(self, collection, vector, fetch, *args, **kwargs):
+    def nearest(self, collection, vector, fetch, *args, **kwargs):
         depths.append(fetch)
         return original(self, collection, vector, fetch, *args, **kwargs)
 
-    monkeypatch.setattr(type(retrieve.ranker), "rank", rank)
+    monkeypatch.setattr(type(retrieve.ranker), "nearest", nearest)
     hits = HybridSearch(retrieve, aworld.artifacts)(SearchRequest("zebra herd grazes", limit=10)).hits
     assert len(hits) == 3 and max(depths) < 10_000, depths
 
