@@ -40,14 +40,28 @@ def root(word: str) -> str:
     return word
 
 
-def matched_query_word(token: str, roots: Sequence[str]) -> int | None:
-    """Which query word (by its position in ``roots``) the text word ``token`` matches, if any."""
-    word = token.lower()
-    own = root(word)
-    for index, stem in enumerate(roots):
-        if word == stem or own == stem or (len(stem) >= _MIN_ROOT and word.startswith(stem)):
-            return index
-    return None
+class QueryWords:
+    """Which query word (by position) a text word matches: its lower-cased form starts with the
+    word's root, or, for a root shorter than ``_MIN_ROOT``, is that root. (A word's own root is a
+    prefix of it, so this is the stem-prefix match of ``root``.) Most text words match none: one
+    ``startswith`` over every long root tells so."""
+
+    def __init__(self, words: Sequence[str]) -> None:
+        roots = [root(w) for w in words]
+        self._long = [(i, r) for i, r in enumerate(roots) if len(r) >= _MIN_ROOT]
+        self._prefixes = tuple(r for _, r in self._long)
+        self._short: dict[str, int] = {}
+        for i, r in enumerate(roots):
+            if len(r) < _MIN_ROOT:
+                self._short.setdefault(r, i)
+
+    def __call__(self, token: str) -> int | None:
+        word = token.lower()
+        found = self._short.get(word)
+        if word.startswith(self._prefixes):
+            first = next(i for i, r in self._long if word.startswith(r))
+            found = first if found is None else min(found, first)
+        return found
 
 
 def span(text: str, words: Sequence[str], width: int = WIDTH, open_start: bool = False,
@@ -61,12 +75,12 @@ def span(text: str, words: Sequence[str], width: int = WIDTH, open_start: bool =
     tokens = [(m.start(), m.end()) for m in _WORD.finditer(text, lo, hi)]
     if not tokens:
         return lo, lo
-    roots = [root(w) for w in words]
+    matched = QueryWords(words)
     seen: dict[str, int | None] = {}  # a text repeats its words: each is matched once
     found: list[tuple[int, int, int]] = []
     for s, e in tokens:
         word = text[s:e]
-        q = seen[word] if word in seen else seen.setdefault(word, matched_query_word(word, roots))
+        q = seen[word] if word in seen else seen.setdefault(word, matched(word))
         if q is not None:
             found.append((s, e, q))
     if found:

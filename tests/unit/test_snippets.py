@@ -101,3 +101,29 @@ def test_a_word_longer_than_the_width_is_cut_with_ellipses() -> None:
     blob = "x" * 500
     shown = snippet(blob, ["y"], 100)
     assert shown == "x" * 100 + ELLIPSIS
+
+
+def test_query_words_match_by_the_stem_prefix_rule_first_query_word_first() -> None:
+    """QueryWords against the rule as written: a text word matches a query word when it is the
+    word's root, its own root is, or (for a root of three letters or more) it starts with it."""
+    import random
+    import re
+
+    from domain.search.snippets import QueryWords
+
+    def rule(token: str, roots: list[str]) -> int | None:
+        word = token.lower()
+        for index, stem in enumerate(roots):
+            if word == stem or root(word) == stem or (len(stem) >= 3 and word.startswith(stem)):
+                return index
+        return None
+
+    text = ("Sorting sorted sorts; allergies allergic; happiness happy; running runs ran; stopped stop; "
+            "is as an ox OX Ox; Café CAFÉ naïve NAÏVE; İstanbul; ﬁle file; Straße STRASSE; 東京 東京都; x1 X1y")
+    tokens = re.findall(r"\w+", text)
+    rng = random.Random(7)
+    for _ in range(400):
+        words = [rng.choice(tokens) for _ in range(rng.randint(1, 5))]
+        matched = QueryWords(words)
+        for token in tokens:
+            assert matched(token) == rule(token, [root(w) for w in words]), (words, token)
