@@ -16,7 +16,7 @@ from adapters.fts import Doc
 from adapters.sqlalchemy_jobs import SqlIngestJobs
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
 from adapters.sqlalchemy_tables import (
-    access_columns, access_of, access_values, add_access_columns, json_dict, json_tuple,
+    access_columns, access_of, access_values, add_access_columns, chunk_values, json_dict, json_tuple, row_dicts,
 )
 from adapters.sqlalchemy_vectors import ARTIFACT_COLLECTIONS, drop_vectors, jobs, queue, vectors
 from domain.chunk_checks import situating_text
@@ -97,7 +97,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
                 artifact_id=artifact.id, version=artifact.version, status=job.status, done=job.done,
                 total=job.total, error=None, lease_owner=job.lease_owner, lease_until=job.lease_until))
             conn.execute(insert(artifacts).values(**_row(artifact), status=PENDING))
-            rows = [_chunk_row(c, artifact.version) for c in parts]
+            rows = [chunk_values(c, artifact.version) for c in parts]
             for start in range(0, len(rows), 2_000):
                 conn.execute(insert(chunks), rows[start:start + 2_000])
             if parts:  # indexed as read back from the rows: unindexing reads them (adapters.fts_sqlite)
@@ -174,8 +174,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
         if not ids:
             return {}
         with self._read() as conn:
-            rows = conn.execute(select(artifacts).where(
-                artifacts.c.artifact_id.in_(list(ids)), artifacts.c.status == COMMITTED)).mappings().all()
+            rows = row_dicts(conn.execute(_BY_IDS, {"ids": list(ids), "committed": COMMITTED}))
         return {row["artifact_id"]: _artifact(row) for row in rows}
 
     def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]:
@@ -191,7 +190,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
                      "AND a.version = c.version AND a.status = :committed WHERE c.chunk_id IN :ids").bindparams(
             bindparam("ids", expanding=True))
         with self._read() as conn:
-            rows = conn.execute(query, {"ids": list(chunk_ids), "committed": COMMITTED}).mappings().all()
+            rows = row_dicts(conn.execute(query, {"ids": list(chunk_ids), "committed": COMMITTED}))
         return {row["chunk_id"]: _chunk(row) for row in rows}
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
@@ -276,10 +275,8 @@ def _row(a: Artifact) -> dict[str, Any]:
     }
 
 
-def _chunk_row(c: ArtifactChunk, version: str) -> dict[str, Any]:
-    return {"artifact_id": c.artifact_id, "version": version, "chunk_index": c.index, "chunk_id": c.id,
-            "start_char": c.start_char, "end_char": c.end_char, "token_count": c.token_count,
-            "content_hash": c.content_hash, "content": c.content, "meta": json.dumps(c.metadata, sort_keys=True)}
+_BY_IDS = text("SELECT * FROM artifacts WHERE artifact_id IN :ids AND status = :committed").bindparams(
+    bindparam("ids", expanding=True))
 
 
 def _artifact(row: Any) -> Artifact:

@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from adapters.sqlalchemy_base import metadata
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import NEVER
-from domain.model import EmbeddingProfile, Memory, Turn
+from domain.model import ArtifactChunk, EmbeddingProfile, Memory, Turn
 
 LOCAL_ACL = json.dumps([f"u:{LOCAL_USER}"])
 
@@ -153,3 +153,16 @@ def _turn(row: Any) -> Turn:
     return Turn(id=row["id"], conversation_id=row["conversation_id"], role=row["role"], content=row["content"],
                 turn_index=row["turn_index"], ts=row["ts"], token_count=row["token_count"],
                 content_hash=row["content_hash"], profile=_profile(row), **access_of(row))
+
+
+def row_dicts(result: Any) -> list[dict[str, Any]]:
+    """A result's rows as plain dicts: searches read rows by the hundred, and a dict of the driver's
+    tuple costs less than a mapping row."""
+    keys = list(result.keys())
+    return [dict(zip(keys, row)) for row in result.all()]
+
+
+def chunk_values(c: ArtifactChunk, version: str) -> dict[str, Any]:
+    return {"artifact_id": c.artifact_id, "version": version, "chunk_index": c.index, "chunk_id": c.id,
+            "start_char": c.start_char, "end_char": c.end_char, "token_count": c.token_count,
+            "content_hash": c.content_hash, "content": c.content, "meta": json.dumps(c.metadata, sort_keys=True)}
