@@ -83,7 +83,7 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
         if uses_data_dir(settings):  # refused while another server owns the data dir
             held.enter_context(holding(data_dir_of(settings), {"kind": "http", "url": f"http://{host}:{port}/mcp/"}))
     with held:
-        runtime = Runtime(settings)
+        runtime = Runtime(settings, long_lived=True)
         runtime.start()
         server = build_server(runtime)
         try:

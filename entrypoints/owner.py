@@ -51,7 +51,7 @@ def run_owner(settings: Settings) -> int:
         log_to_file(log_path(data_dir))
         prepare_socket_dir(path, data_dir)
         preload_httpx()
-        runtime = Runtime(settings)
+        runtime = Runtime(settings, long_lived=True)
         try:
             runtime.start()
             runtime.check_store()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import contextvars
+import gc
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -38,8 +39,10 @@ class Runtime:
     store's outbox into the vector index) and the job resumer (finishes ingests a crash left).
     """
 
-    def __init__(self, settings: Settings, app: Application | None = None) -> None:
+    def __init__(self, settings: Settings, app: Application | None = None, long_lived: bool = False) -> None:
+        """``long_lived``: a server's, whose start is settled (see ``settle``) once it is ready."""
         self.settings = settings
+        self._long_lived = long_lived
         self.app = app or Application(settings=settings)
         self._checked = False
         self._ready = False
@@ -113,6 +116,8 @@ class Runtime:
             self._spawn("memtrove-documents", lambda: self._documents_loop(writer))
             self._spawn("memtrove-retention", lambda: self._retention_loop(expire))
             self._ready = True
+            if self._long_lived:
+                settle()
 
     def kick(self) -> None:
         """A write was committed here: the vector worker need not wait for its next look."""
@@ -236,6 +241,8 @@ class Runtime:
                 self.ensure_ready()
                 if load_model:
                     self.app.adapters.embedder().embed_query("warm up")
+                    if self._long_lived:
+                        settle()
                     logger.info("warm_up_done")
             except ConfigurationError as exc:  # one line, as a failed start would print
                 say_fatal(exc.message)
@@ -251,3 +258,10 @@ class Runtime:
         for thread in self._threads:
             thread.join(timeout=5.0)
         self.app.shutdown_resources()
+
+
+def settle() -> None:
+    """What the start made lives as long as the process: the garbage collector stops scanning it. A
+    full collection scanned it every time, 80-100 ms at 1M chunks, a pause in whichever call was running."""
+    gc.collect()
+    gc.freeze()

@@ -130,3 +130,22 @@ def test_a_store_of_an_older_release_takes_its_vectors_over_from_the_index(tmp_p
     hits = second.app.use_cases.search_memories()(SearchMemoriesRequest("comet preference", 1, mode="vector"))
     assert [h.id for h in hits] == [memory.id]
     second.shutdown()
+
+
+def test_what_the_start_made_is_not_scanned_by_every_full_collection(tmp_path: Path) -> None:
+    import gc
+
+    gc.unfreeze()
+    brief = Runtime(Settings(memtrove_data_dir=tmp_path, memtrove_warmup=False))
+    brief.start()
+    brief.ensure_ready()  # a command's, or a test's: nothing is frozen
+    brief.shutdown()
+    assert gc.get_freeze_count() == 0
+    runtime = Runtime(Settings(memtrove_data_dir=tmp_path, memtrove_warmup=False), long_lived=True)
+    runtime.start()
+    try:
+        runtime.ensure_ready()
+        assert gc.get_freeze_count() > 1_000  # the modules, the container, the stores' objects
+    finally:
+        runtime.shutdown()
+        gc.unfreeze()
