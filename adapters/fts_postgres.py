@@ -55,12 +55,25 @@ class PostgresFullText(LexicalBackend):
                where: Filter | None, context_weight: float) -> list[LexicalMatch]:
         if not words:
             return []
-        kept, floor, joiner = self.selective(conn, collection, words), 0, " OR "
-        if not kept:  # every word is common: the newest records holding them all (else any), bounded
-            newest = self._newest(conn, collection, words, context_weight)
-            if newest is None:
-                return []
-            kept, (floor, joiner) = {word: fts.MATCH_BUDGET for word in words}, newest
+        kept = self.selective(conn, collection, words)
+        if kept:
+            return self._scored(conn, collection, kept, " OR ", 0, limit, where, context_weight)
+        if fts.MATCH_BUDGET <= 0:
+            return []
+        params = {f"t{i}": w for i, w in enumerate(words)}
+        common = {word: fts.MATCH_BUDGET for word in words}
+        for joiner in (" AND ", " OR "):  # every word is common: the newest records holding them all, else any
+            matched = joiner.join(self._query(f":{k}", context_weight, "d.tsv") for k in params)
+            floor = _newest_from(conn, collection, matched, params, fts.MATCH_BUDGET) or 0
+            found = self._scored(conn, collection, common, joiner, floor, limit, where, context_weight)
+            if found:
+                return found
+        return []
+
+    def _scored(self, conn: Connection, collection: str, kept: dict[str, int], joiner: str, floor: int,
+                limit: int, where: Filter | None, context_weight: float) -> list[LexicalMatch]:
+        """The best ``limit`` records holding the words (``joiner``), from id ``floor`` on, by BM25-weighted
+        ts_rank (``kept``: each word's count of holders, when context counts)."""
         total = conn.execute(text("SELECT count(*) FROM lexical_docs WHERE collection = :c"), {"c": collection}).scalar()
         terms = {f"t{i}": w for i, w in enumerate(kept)}
         weights: dict[str, float] = {}
@@ -87,19 +100,6 @@ class PostgresFullText(LexicalBackend):
             {**params, **{k: terms[k] for k in weights}, **{f"w{k}": w for k, w in weights.items()},
              "c": collection, "limit": limit, "floor": floor}).all()
         return [LexicalMatch(record_id, float(value)) for record_id, value in rows]
-
-    def _newest(self, conn: Connection, collection: str, words: Sequence[str],
-                context_weight: float) -> tuple[int, str] | None:
-        """For a query of common words only: the id from which the newest MATCH_BUDGET records holding
-        all the words (else any) start, and how the words are joined; None if none holds any."""
-        if fts.MATCH_BUDGET <= 0:
-            return None
-        params = {f"t{i}": w for i, w in enumerate(words)}
-        for joiner in (" AND ", " OR "):
-            matched = joiner.join(self._query(f":{k}", context_weight, "d.tsv") for k in params)
-            if _newest_from(conn, collection, matched, params, 1) is not None:
-                return _newest_from(conn, collection, matched, params, fts.MATCH_BUDGET) or 0, joiner
-        return None
 
     def _count(self, conn: Connection, collection: str, word: str, cap: int) -> int:
         return int(conn.execute(text(

@@ -82,7 +82,7 @@ class HttpEmbedder(Embedder):
         return math.ceil(ordinary * self.token_ratio) + self.special_tokens
 
     def token_ceiling(self, text: str) -> int:  # the count, with a byte for each cl100k token
-        return math.ceil(len(text.encode("utf-8")) * self.token_ratio) + self.special_tokens
+        return math.ceil(len(text.encode("utf-8", "surrogatepass")) * self.token_ratio) + self.special_tokens
 
     def describe(self) -> dict[str, Any]:
         return {

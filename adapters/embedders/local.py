@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
 from domain.ports import Embedder
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -48,7 +51,7 @@ class OnnxMiniLMEmbedder(Embedder):
         out: list[Vector] = [[] for _ in texts]
         for start in range(0, len(order), self._batch_size):
             batch = order[start:start + self._batch_size]
-            for i, vector in zip(batch, self._run(session, batcher, [texts[i] for i in batch]), strict=True):
+            for i, vector in zip(batch, self._run(session, batcher, [readable(texts[i]) for i in batch]), strict=True):
                 out[i] = vector
         return out
 
@@ -57,7 +60,7 @@ class OnnxMiniLMEmbedder(Embedder):
 
     def count_tokens(self, text: str) -> int:
         _, counter = self._load_tokenizers()
-        return len(counter.encode(text).ids)
+        return len(counter.encode(readable(text)).ids)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -118,6 +121,12 @@ class OnnxMiniLMEmbedder(Embedder):
                     counter.no_padding()
                     self._tokenizers = (batcher, counter)
         return self._tokenizers
+
+
+def readable(text: str) -> str:
+    """``text`` with any lone surrogate (JSON may carry one) as U+FFFD, which the tokenizer, unlike
+    tiktoken, does not do itself: it refuses such a string."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
 
 
 def _check_sha256(path: Path, expected: str) -> None:

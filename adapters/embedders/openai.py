@@ -78,7 +78,9 @@ class OpenAIEmbedder(Embedder):
         return cl100k_count(text)
 
     def token_ceiling(self, text: str) -> int:
-        return len(text.encode("utf-8"))  # a cl100k token holds one byte at least; no special tokens
+        # A cl100k token holds one byte at least, and the endpoint adds no special tokens. (A lone
+        # surrogate, which JSON may carry, is 3 bytes here and 3 as the U+FFFD the tokenizer reads.)
+        return len(text.encode("utf-8", "surrogatepass"))
 
     def describe(self) -> dict[str, Any]:
         return {

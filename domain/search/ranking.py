@@ -60,7 +60,8 @@ class Ranker:
         raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
         return raw, len(raw) >= fetch
 
-    def exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter) -> tuple[list[LexicalMatch], bool]:
+    def exact(self, collection: str, tokens: Sequence[str], fetch: int,
+              where: Filter) -> tuple[list[LexicalMatch], bool]:
         """By verbatim occurrences of code-like tokens."""
         raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
         return raw, len(raw) >= fetch

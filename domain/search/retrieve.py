@@ -133,12 +133,13 @@ class Retriever:
         Only as many records are read as that takes: a record's hit scores no better than its best
         match, so records are read best match first, and reading stops once ``depth`` hits score
         above every record not read yet (most searches read ``depth`` records, not one list per
-        collection)."""
+        collection). A hit may show its score rounded to 6 decimals (a memory's): its bound is rounded
+        up alike."""
         bounds: dict[tuple[str, str], float] = {}
         for collection, matches in found.items():
             for m in matches:
                 key = (m.record_id, collection)
-                bounds[key] = max(bounds.get(key, m.score), m.score)
+                bounds[key] = max(bounds.get(key, m.score), m.score, round(m.score, 6))
         order = sorted(bounds.items(), key=lambda item: (-item[1], item[0][0]))
         hits: list[Hit] = []
         start = 0

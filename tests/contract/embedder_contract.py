@@ -83,7 +83,7 @@ class EmbedderContract:
     @pytest.mark.parametrize("text", [
         "The cat sat on the mat.", "   \n\n\t  ", "get_user_by_id(src/app/users.py:42) -> None",
         "Café crème à Zürich, naïve façade", "東京で寿司を食べた。長い文章です。", "🙂🙃 emoji 👩‍👩‍👧 family",
-        "<|endoftext|> special <|fim_prefix|> text", "x" * 3000, "a1b2c3 " * 400,
+        "<|endoftext|> special <|fim_prefix|> text", "x" * 3000, "a1b2c3 " * 400, "a lone \ud800 surrogate",
     ])
     def test_the_token_ceiling_is_never_below_the_count(self, embedder: Embedder, text: str) -> None:
         assert embedder.token_ceiling(text) >= embedder.count_tokens(text)

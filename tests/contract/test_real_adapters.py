@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,10 @@ def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(
     assert {m.record_id for m in store.exact_search("memory", ["report"], 10)} == {
         "mem_11", "mem_10", "mem_09", "mem_08", "mem_07"}
     assert [m.record_id for m in store.exact_search("memory", ["zebra"], 10)] == ["mem_zebra"]
+    # None of the records holding them all passes the filter: the newest holding any of them are scored.
+    store.add_memory(dataclasses.replace(memory("mem_event", "status meeting moved"), type="event"), AUDIT)
+    assert [m.record_id for m in store.lexical_search("memory", ["weekly", "status"], 10, {"type": "event"})] == [
+        "mem_event"]
     monkeypatch.setattr(adapters.fts, "MATCH_BUDGET", 0)
     assert store.lexical_search("memory", ["status"], 10) == []  # nothing may be scored: the vectors answer alone
     store.close()

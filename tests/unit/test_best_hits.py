@@ -15,15 +15,17 @@ class Rows:
     """A ranker's hydration over made-up rows: some records are gone (or not the caller's), and some
     score below their best match (their best vector is of an old version)."""
 
-    def __init__(self, gone: set[str], lowered: dict[str, float]) -> None:
-        self.gone, self.lowered, self.read = gone, lowered, []
+    def __init__(self, gone: set[str], lowered: dict[str, float], rounding: bool = False) -> None:
+        self.gone, self.lowered, self.read, self.rounding = gone, lowered, [], rounding
 
     def hydrate(self, collection, found, context, read=None):
         self.read += [m.record_id for m in found]
         best: dict[str, float] = {}
         for m in found:
-            if m.record_id not in self.gone:
-                best[m.record_id] = max(best.get(m.record_id, -1.0), self.lowered.get(m.record_id, m.score))
+            if m.record_id not in self.gone:  # a hit scores no better than its match (but may round up)
+                score = min(self.lowered.get(m.record_id, m.score), m.score)
+                score = round(score, 6) if self.rounding and collection == "memory" else score
+                best[m.record_id] = max(best.get(m.record_id, -1.0), score)
         return sorted((Hit(i, collection, s, "", {}) for i, s in best.items()), key=lambda h: -h.score)
 
 
@@ -71,3 +73,11 @@ def test_a_record_read_later_wins_a_tie_by_its_id() -> None:
     found = {"chunk": [VectorMatch("x::v", "x", 0.9), VectorMatch("a::v", "a", 0.5)]}
     best = Retriever(None, Rows(set(), {"x": 0.5}), RetrievalConfig())._best(found, 1, RequestContext(), {})
     assert [h.id for h in best] == ["a"]
+
+
+def test_a_hit_whose_score_rounds_up_is_still_ranked_as_reading_everything_ranks_it() -> None:
+    """A memory's hit shows its score to 6 decimals: 0.81234555 becomes 0.812346, above 0.8123456."""
+    found = {"chunk": [VectorMatch("c::v", "c", 0.8123456)], "memory": [VectorMatch("m::v", "m", 0.81234555)]}
+    rows = Rows(set(), {}, rounding=True)
+    best = Retriever(None, rows, RetrievalConfig())._best(found, 1, RequestContext(), {})
+    assert [h.id for h in best] == [h for h, _ in everything(Rows(set(), {}, rounding=True), found, 1)] == ["m"]
