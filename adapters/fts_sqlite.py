@@ -175,7 +175,7 @@ class SqliteFts5(LexicalBackend):
             scored = f"SELECT rid, rank FROM ({scored} ORDER BY rowid DESC LIMIT :newest)"
         best = conn.execute(text(f"{scored} ORDER BY rank LIMIT :shortlist"),
                             {**values, "shortlist": SHORTLIST * limit}).all()
-        rank = dict(best)
+        place = {rid: n for n, (rid, _) in enumerate(best)}  # ties keep FTS5's order, as one sorted query did
         joined = text(f"SELECT d.record_id, d.id{measured} FROM lexical_docs d CROSS JOIN {_JOINS[collection][0]} "
                       f"WHERE d.id IN :ids{conditions}").bindparams(bindparam("ids", expanding=True))
         rows: list[Any] = []
@@ -190,7 +190,8 @@ class SqliteFts5(LexicalBackend):
                 f"JOIN {_JOINS[collection][0]} WHERE 1 = 1{conditions} ORDER BY s.rank LIMIT :limit"),
                 {**values, "limit": SHORTLIST * limit if measured else limit}).all()
             return rows
-        ordered = sorted(((record_id, rank[rid], *more) for record_id, rid, *more in rows), key=lambda r: r[1])
+        ordered = [(record_id, best[place[rid]][1], *more)
+                   for record_id, rid, *more in sorted(rows, key=lambda row: place[row[1]])]
         return ordered if measured else ordered[:limit]
 
 
