@@ -12,7 +12,7 @@ from domain.access.rules import restrict
 from domain.search.lexical import LexicalQuery, analyse
 from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
 from domain.ports import Embedder, Filter
-from domain.search.fusion import best_per_record, weighted_rrf
+from domain.search.fusion import weighted_rrf
 from domain.search.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
@@ -98,8 +98,8 @@ class Retriever:
                         worded |= {m.record_id for m in got}
                     if signal == "lexical" and vectors:  # no rank (BM25 gives these words no weight)
                         got = [m for m in got if m.score >= MIN_LEXICAL_EVIDENCE]
-                    if signal in VECTOR_SIGNALS and got and best_per_record(got)[-1].score < self.config.min_similarity:
-                        full = False  # what lies deeper is further below the floor (each record by its best)
+                    if signal in VECTOR_SIGNALS and got and min(m.score for m in got) < self.config.min_similarity:
+                        full = False  # every vector deeper scores below the floor, so does any record found there
                     found[collection] = list(got)
                     more = more or full
                 ranked[signal] = self._best(found, depth, context, read)
