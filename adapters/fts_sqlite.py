@@ -132,11 +132,11 @@ class SqliteFts5(LexicalBackend):
             return []
         holders = self._counts(conn, collection, usable, fts.MATCH_BUDGET + 1)
         total, words = _averages(conn, table)
+        average = words / (total or 1)
         scored = []
         for record_id, _, text_, size in rows:
-            folded = text_.lower()
-            score = sum(bm25_term(folded.count(t), _varints(size)[0], words / (total or 1), holders[t], total)
-                        for t in usable if t in folded)
+            folded, length = text_.lower(), _varints(size)[0]
+            score = sum(bm25_term(folded.count(t), length, average, holders[t], total) for t in usable if t in folded)
             scored.append(LexicalMatch(record_id, score))
         return sorted(scored, key=lambda m: -m.score)[:limit]
 
