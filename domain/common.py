@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from domain.access.rules import NOT_VISIBLE, refusal
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import piece_id
-from domain.model import AuditEntry, Chunk, Hit, RequestContext, Vector, VectorRecord
+from domain.model import AuditEntry, Hit, RequestContext, Vector, VectorRecord
+from domain.pieces import Piece
 from domain.ports import Embedder, PrivacyPolicy
 from domain.validation import format_ts
 
@@ -32,11 +33,11 @@ def audit(action: str, collection: str, ids: Sequence[str], ts: str, actor: str 
                       ts=ts, detail=dict(detail))
 
 
-Planned = Sequence[tuple[str, Chunk, dict[str, object]]]  # (record id, piece, metadata) per vector
+Planned = Sequence[tuple[str, Piece, dict[str, object]]]  # (record id, piece, metadata) per vector
 
 
 def embed_pieces(
-    embedder: Embedder, record_id: str, version_hash: str, pieces: Sequence[Chunk],
+    embedder: Embedder, record_id: str, version_hash: str, pieces: Sequence[Piece],
     metadata: dict[str, object],
 ) -> list[VectorRecord]:
     """Phase one of every write: all vectors exist before anything is stored."""

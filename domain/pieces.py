@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from domain.model import Chunk, ChunkSpec
-from domain.chunking import content_hash
+from domain.model import ChunkSpec
 from domain.ports import Chunker, Embedder, Tokenizer
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A slice of a text the model reads whole: ``text[start_char:end_char] == content``. Unlike a
+    chunk it carries no token count or hash: nothing reads them, and counting was a tenth of an ingest."""
+
+    index: int
+    start_char: int
+    end_char: int
+    content: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,24 +28,23 @@ class PieceSplitter:
     tokenizer: Tokenizer
     spec: ChunkSpec
 
-    def __call__(self, text: str) -> list[Chunk]:
+    def __call__(self, text: str) -> list[Piece]:
         limit = self.embedder.profile.max_tokens
         if self._fits(text, limit):
-            return [Chunk(0, 0, len(text), text, self.tokenizer.count(text), content_hash(text))]
-        pieces: list[Chunk] = []
+            return [Piece(0, 0, len(text), text)]
+        pieces: list[Piece] = []
         self._split(text, 0, self.spec, limit, pieces)
-        return [replace(piece, index=i) for i, piece in enumerate(pieces)]
+        return pieces
 
     def _fits(self, text: str, limit: int) -> bool:
         """Whether the model reads ``text`` whole: counted only when its ceiling does not settle it
         (tokenizing each piece again was a tenth of an ingest's CPU)."""
         return self.embedder.token_ceiling(text) <= limit or self.embedder.count_tokens(text) <= limit
 
-    def _split(self, text: str, offset: int, spec: ChunkSpec, limit: int, out: list[Chunk]) -> None:
+    def _split(self, text: str, offset: int, spec: ChunkSpec, limit: int, out: list[Piece]) -> None:
         for chunk in self.chunker.chunk(text, spec, self.tokenizer):
             if self._fits(chunk.content, limit) or spec.target_tokens <= 8:
-                out.append(replace(chunk, start_char=chunk.start_char + offset,
-                                   end_char=chunk.end_char + offset))
+                out.append(Piece(len(out), chunk.start_char + offset, chunk.end_char + offset, chunk.content))
                 continue
             smaller = ChunkSpec(
                 target_tokens=max(spec.target_tokens // 2, 8),

@@ -27,6 +27,7 @@ from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLo
 from domain.artifacts.input import IngestRequest, validate
 from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
+from domain.pieces import Piece
 from domain.validation import epoch, require_text
 
 INDEXING, FAILED = "indexing", "failed"
@@ -85,7 +86,7 @@ class IngestArtifact:
     chunkers: ChunkerCatalog
     tokenizer: Tokenizer
     spec: ChunkSpec
-    split: Callable[[str], list[Chunk]]
+    split: Callable[[str], list[Piece]]
     clock: Clock = utc_now
     checkpoint: Checkpoint = _no_checkpoint
     embed_batch: int = EMBED_BATCH
@@ -259,9 +260,9 @@ class IngestArtifact:
         self.checkpoint("committed")
         return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)
 
-    def _batches(self, todo: list[Target]) -> Iterator[list[tuple[str, Chunk, int]]]:
+    def _batches(self, todo: list[Target]) -> Iterator[list[tuple[str, Piece, int]]]:
         """Whole records per batch (a record's pieces are stored together), ~embed_batch pieces each."""
-        batch: list[tuple[str, Chunk, int]] = []
+        batch: list[tuple[str, Piece, int]] = []
         for record_id, text, index in todo:
             pieces = self.split(text)
             if batch and len(batch) + len(pieces) > self.embed_batch:
@@ -271,7 +272,7 @@ class IngestArtifact:
         if batch:
             yield batch
 
-    def _embed(self, artifact: Artifact, batch: list[tuple[str, Chunk, int]], meta: dict[str, Any],
+    def _embed(self, artifact: Artifact, batch: list[tuple[str, Piece, int]], meta: dict[str, Any],
                remaining: int, progress: Progress) -> list[VectorRecord]:
         try:
             vectors = self.embedder.embed_documents([piece.content for _, piece, _ in batch])

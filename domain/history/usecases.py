@@ -13,7 +13,8 @@ from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import MemtroveError, ValidationError
 from domain.ids import turn_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import ROLES, Chunk, Hit, RequestContext, Turn
+from domain.model import ROLES, Hit, RequestContext, Turn
+from domain.pieces import Piece
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, denied, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
@@ -51,7 +52,7 @@ class AppendTurn:
     embedder: Embedder
     store: MetadataStore
     locks: KeyLocks
-    split: Callable[[str], list[Chunk]]
+    split: Callable[[str], list[Piece]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)

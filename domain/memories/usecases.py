@@ -13,7 +13,8 @@ from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
-from domain.model import MEMORY_TYPES, Chunk, EmbeddingProfile, Hit, Memory, RequestContext
+from domain.model import MEMORY_TYPES, EmbeddingProfile, Hit, Memory, RequestContext
+from domain.pieces import Piece
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, check_change, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
@@ -42,7 +43,7 @@ class StoreMemory:
 
     embedder: Embedder
     store: MetadataStore
-    split: Callable[[str], list[Chunk]]
+    split: Callable[[str], list[Piece]]
     tokenizer: Tokenizer
     clock: Clock = utc_now
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
