@@ -26,6 +26,10 @@ from domain.upkeep.vector_sync import SyncVectors
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
+# Seconds a kicked vector worker lets writes gather before syncing them. Chroma's upsert costs about
+# 16 ms a call whatever its size, and holds the GIL meanwhile: one call per artifact was half of an
+# ingest's time. Searches never wait for this: each brings the index up to date itself (catch_up).
+GATHER = 0.5
 RETENTION_SWEEP = 300.0  # seconds between sweeps for expired items
 DOCUMENTS_SWEEP = 60.0  # seconds between looks for item versions whose artifact a stopped write never wrote
 DOCUMENTS_GRACE = 30.0  # a version this recent may still be written by its own call: left to it
@@ -165,7 +169,8 @@ class Runtime:
 
     def _sync_loop(self, sync: SyncVectors) -> None:
         while not self._stop.is_set():
-            self._work.wait(IDLE_POLL)
+            if self._work.wait(IDLE_POLL):
+                self._stop.wait(GATHER)
             self._work.clear()
             try:
                 done = self._round("vector_sync", sync.drain)
