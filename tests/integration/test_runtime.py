@@ -132,6 +132,38 @@ def test_a_store_of_an_older_release_takes_its_vectors_over_from_the_index(tmp_p
     second.shutdown()
 
 
+def test_writes_made_while_the_worker_gathers_reach_the_index_in_one_upsert(tmp_path: Path, monkeypatch) -> None:
+    import time
+
+    import entrypoints.runtime as runtime_module
+    from adapters.chroma import ChromaVectorIndex
+
+    # Generous windows: five writes take far less than 3 s even on a busy machine, and no idle look
+    # at the outbox (every 0.2 s) syncs one of them before the gathering ends.
+    monkeypatch.setattr(runtime_module, "GATHER", 3.0)
+    monkeypatch.setattr(runtime_module, "IDLE_POLL", 60.0)
+    upserted: list[tuple[str, int]] = []
+    upsert = ChromaVectorIndex.upsert
+
+    def counted(self, collection, records):
+        upserted.extend([(collection, len(records))] if records else [])
+        return upsert(self, collection, records)
+
+    monkeypatch.setattr(ChromaVectorIndex, "upsert", counted)
+    rt = runtime(tmp_path)
+    rt.ensure_ready()
+    try:
+        for n in range(5):
+            rt.app.use_cases.store_memory()(StoreMemoryRequest(f"gathered fact number {n}", "fact", 0.5))
+            rt.kick()  # as every write tool does
+        deadline = time.monotonic() + 60
+        while rt.app.adapters.store().oldest_queued() is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert upserted == [("memory", 5)]  # one call, not one per write (about 16 ms each in Chroma)
+    finally:
+        rt.shutdown()
+
+
 def test_what_the_start_made_is_not_scanned_by_every_full_collection(tmp_path: Path) -> None:
     import gc
 
