@@ -27,8 +27,9 @@ from domain.upkeep.vector_sync import SyncVectors
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
 # Seconds a kicked vector worker lets writes gather before syncing them. Chroma's upsert costs about
-# 16 ms a call whatever its size, and holds the GIL meanwhile: one call per artifact was half of an
-# ingest's time. Searches never wait for this: each brings the index up to date itself (catch_up).
+# 16 ms a call on top of its cost per vector, and holds the GIL meanwhile: one call per artifact was
+# half of an ingest's time. Searches never wait for this: each brings the index up to date itself
+# (catch_up). A shutdown ends the wait at once.
 GATHER = 0.5
 RETENTION_SWEEP = 300.0  # seconds between sweeps for expired items
 DOCUMENTS_SWEEP = 60.0  # seconds between looks for item versions whose artifact a stopped write never wrote

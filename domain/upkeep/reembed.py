@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from domain.access.principal import LOCAL_USER, Identity
 from domain.chunking import content_hash
 from domain.errors import NotFoundError, ValidationError
-from domain.model import Chunk, EmbeddingProfile, RequestContext, VectorRecord
+from domain.model import EmbeddingProfile, RequestContext, VectorRecord
 from domain.ports import ArtifactStore, AuditLog, Embedder, MetadataStore, ReembedLedger, VectorIndex
 from domain.artifacts.usecases import CHUNKS, WHOLE, check_artifact_id, embedded_text, vector_metadata
 from domain.common import Clock, audit, check_change, piece_records, utc_now
+from domain.pieces import Piece
 from domain.memories.usecases import memory_metadata
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION, read_after, turn_metadata
 
@@ -43,7 +44,7 @@ class Reembed:
     artifacts: ArtifactStore
     ledger: ReembedLedger
     audit_log: AuditLog
-    split: Callable[[str], list[Chunk]]
+    split: Callable[[str], list[Piece]]
     clock: Clock = utc_now
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
     now: Callable[[], float] = time.time

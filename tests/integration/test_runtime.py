@@ -164,6 +164,23 @@ def test_writes_made_while_the_worker_gathers_reach_the_index_in_one_upsert(tmp_
         rt.shutdown()
 
 
+def test_a_shutdown_ends_the_gathering_and_syncs_what_was_written(tmp_path: Path, monkeypatch) -> None:
+    import entrypoints.runtime as runtime_module
+
+    monkeypatch.setattr(runtime_module, "GATHER", 600.0)  # far past the 5 s a shutdown waits for its workers
+    rt = runtime(tmp_path)
+    rt.ensure_ready()
+    rt.app.use_cases.store_memory()(StoreMemoryRequest("written just before the stop", "fact", 0.5))
+    rt.kick()
+    rt.shutdown()
+    after = runtime(tmp_path)  # not made ready: no worker of its own syncs anything
+    try:
+        assert after.app.adapters.store().oldest_queued() is None
+        assert after.app.adapters.vectors().count("memory") == 1
+    finally:
+        after.shutdown()
+
+
 def test_what_the_start_made_is_not_scanned_by_every_full_collection(tmp_path: Path) -> None:
     import gc
 
