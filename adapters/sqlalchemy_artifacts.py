@@ -63,6 +63,8 @@ artifacts = Table(
     # Lookups name the artifact and the status: an index on the status alone made SQLite walk
     # every committed artifact for a handful of ids.
     Index("ix_artifacts_status_id", "status", "artifact_id"),
+    # Scoped lookups (sessions, Zapomni, documents) read one source's: else 85 ms at 44,000 artifacts.
+    Index("ix_artifacts_source", "source_system", "status"),
 )
 
 chunks = Table(
@@ -246,6 +248,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             conn.execute(text("ALTER TABLE artifacts ADD COLUMN labels TEXT NOT NULL DEFAULT '{}'"))
         conn.execute(text("DROP INDEX IF EXISTS ix_artifacts_status"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_artifacts_status_id ON artifacts (status, artifact_id)"))
+        conn.execute(text("CREATE INDEX IF NOT EXISTS ix_artifacts_source ON artifacts (source_system, status)"))
 
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
         yield from super()._lexical_rows(conn)

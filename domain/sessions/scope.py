@@ -85,16 +85,22 @@ def session_label(artifact: Artifact, name: str) -> str | None:
 
 
 def header_path(chunk: ArtifactChunk) -> str:
-    """Spec 001's ``"# Title > ## Section"`` from the chunker's heading path and section level."""
+    """Spec 001's ``"# Title > ## Section"``: the chunker's heading path, each heading at its own level."""
+    return heading_line(chunk, len(chunk.metadata.get("heading_path") or []))
+
+
+def heading_line(chunk: ArtifactChunk, depth: int) -> str:
+    """The first ``depth`` headings of the chunk's path as ``"# Title > ## Section"``."""
     titles = [str(t) for t in chunk.metadata.get("heading_path") or []]
-    # The chunker keeps the section heading's own level; an enclosing heading is taken to be one
-    # level above the next (its exact level is not kept), never below 1.
-    depths = [0] * len(titles)
-    below = section_level(chunk) or len(titles)
-    for i in range(len(titles) - 1, -1, -1):
-        depths[i] = max(1, below if i == len(titles) - 1 else min(i + 1, below - 1))
-        below = depths[i]
-    return " > ".join(f"{'#' * d} {t}" for d, t in zip(depths, titles))
+    levels = chunk.metadata.get("heading_levels")
+    if not (isinstance(levels, list) and len(levels) == len(titles)):
+        # Chunks cut before the chunker kept every level know only their section heading's own: an
+        # enclosing heading is taken to be one level above the next, never below 1.
+        levels, below = [0] * len(titles), section_level(chunk) or len(titles)
+        for i in range(len(titles) - 1, -1, -1):
+            levels[i] = max(1, below if i == len(titles) - 1 else min(i + 1, below - 1))
+            below = levels[i]
+    return " > ".join(f"{'#' * int(d)} {t}" for d, t in zip(levels[:depth], titles[:depth]))
 
 
 def section_level(chunk: ArtifactChunk) -> int:

@@ -35,18 +35,30 @@ class StoredSessionMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class BeingStored:
+    """The same memory is being stored by another call right now: its id and how far its embedding got."""
+
+    memory_id: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoreSessionMemory:
     """Validate the scope, then ingest: chunked types by the Markdown chunker, the others whole."""
 
     ingest: IngestArtifact
 
-    def __call__(self, request: StoreSessionRequest, progress: Progress | None = None) -> StoredSessionMemory:
+    def __call__(self, request: StoreSessionRequest,
+                 progress: Progress | None = None) -> StoredSessionMemory | BeingStored:
         return self.run(self.plan(request), progress)
 
-    def run(self, planned: IngestRequest, progress: Progress | None = None) -> StoredSessionMemory:
+    def run(self, planned: IngestRequest, progress: Progress | None = None) -> StoredSessionMemory | BeingStored:
         """Ingest a planned memory (``progress`` hears how far its embedding got)."""
         result = self.ingest(planned, progress)
-        if result.artifact is None:  # another call is storing this very memory right now
+        if result.job is not None:  # another call is storing this very memory right now
+            return BeingStored(result.job.artifact_id, result.job.done, result.job.total)
+        if result.artifact is None:
             raise ValidationError("content", "The same memory is being stored by another call; retry in a moment")
         return StoredSessionMemory(result.artifact, result.artifact.num_chunks, result.status == "unchanged")
 

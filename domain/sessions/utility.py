@@ -178,5 +178,5 @@ class LoadTaskContext:
             return self.memories(self.scopes.list_artifacts(SOURCE, {**scope, "memory_type": memory_type, **more},
                                                             limit))
         context = latest("session_context", 1, session_iter=iteration)
-        return TaskContext(context[0] if context else None, latest("input_prompt", 100),
+        return TaskContext(context[0] if context else None, latest("input_prompt", EVERY),
                            latest("report", 5), latest("working_memory", 5))

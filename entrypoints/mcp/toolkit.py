@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from adapters import request_scope
 from domain.access.principal import AccessTally, Principal, local_principal
-from domain.errors import MemtroveError, StorageError
+from domain.errors import MemtroveError, StorageError, ValidationError
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.tooling import lax_tool
 from entrypoints.runtime import Runtime
@@ -57,6 +57,9 @@ class Toolbox:
     """The tools of one feature. Subclasses name their toolset and declare tools with ``@tool``."""
 
     toolset: ClassVar[str]
+    # A declared parameter without a default that arrives missing (or null) is refused naming it before
+    # the tool runs (spec 001: "Required"); toolsets whose domain checks give the spec's own message say False.
+    checks_required: ClassVar[bool] = False
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -71,25 +74,38 @@ class Toolbox:
         """How this toolset answers a domain error (spec 000's shape unless a toolset says otherwise)."""
         return render.error(exc)
 
+    def failure_of(self, name: str) -> Failure:
+        """How the tool ``name`` answers a domain error: the toolset's ``failure`` unless it says more."""
+        return self.failure
+
     def attach(self, server: Any) -> None:
         """What the toolset adds to the server beside its tools (resources); nothing by default."""
 
     def tools(self) -> list[Tool]:
         declared = [(name, member.__memtrove_tool__) for klass in reversed(type(self).__mro__)
                     for name, member in vars(klass).items() if hasattr(member, "__memtrove_tool__")]
-        return [lax_tool(self._guarded(name, meta), meta.description, meta.annotations, failure=self.failure)
+        return [lax_tool(self._guarded(name, meta), meta.description, meta.annotations, failure=self.failure_of(name))
                 for name, meta in declared]
 
     def _guarded(self, name: str, meta: ToolMeta) -> Callable[..., Any]:
         method = getattr(self, name)
         signature = inspect.signature(method, eval_str=True)  # resolved here: the SDK reads them off `call`
         wants_ctx = "ctx" in signature.parameters
+        required = [n for n, p in signature.parameters.items()
+                    if p.default is inspect.Parameter.empty and n != "ctx"] if self.checks_required else []
+
+        def action(arguments: dict[str, Any]) -> CallToolResult:
+            for field in required:
+                if arguments.get(field) is None:
+                    raise ValidationError(field, f"Missing required field: {field}")
+            return method(**arguments)
 
         @functools.wraps(method)
         def call(**arguments: Any) -> CallToolResult:
             ctx = arguments.get("ctx") if wants_ctx else arguments.pop("ctx", None)
             principal = identity.transport_principal(ctx, self.local)
-            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure, principal, arguments)
+            return run_tool(self.runtime, name, lambda: action(arguments), meta, self.failure_of(name), principal,
+                            arguments)
 
         if not wants_ctx:  # the SDK injects the call's Context where the signature asks for it
             extra = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)

@@ -12,10 +12,10 @@ are packed into chunks of at most ``spec.target_tokens`` and no chunk spans two 
 - Overlap stays inside a section: the chunk after a full one starts up to ``spec.overlap_tokens``
   tokens back (never inside code or a table, never so far that it passes the target); the first
   chunk of a section starts exactly at its heading line.
-- Metadata: ``heading_path`` (titles of the enclosing headings, outermost first) and
-  ``section_anchor``: ``h{level}:`` (the section heading's own level, 1-6) and the slugs of the path
+- Metadata: ``heading_path`` (titles of the enclosing headings, outermost first), their
+  ``heading_levels`` (1-6, same order) and ``section_anchor``: ``h{level}:`` (the section heading's own level, 1-6) and the slugs of the path
   joined by ``.``; a repeated anchor gets ``-2``, ``-3``... Text before the first heading has
-  ``heading_path: []`` and anchor ``h0:``. Headings nested in lists or quotes are text.
+  ``heading_path: []``, ``heading_levels: []`` and anchor ``h0:``. Headings nested in lists or quotes are text.
 
 The text is tokenized once; block sizes are counted by bisecting the token starts, so the cost is
 linear in the text's size.
@@ -56,7 +56,8 @@ class MarkdownChunker(StructureChunker):
             for start, end, kind in pack(text, blocks, starts, spec):
                 piece = text[start:end]
                 count = bisect_left(starts, end) - bisect_left(starts, start)
-                meta = {**metadata, "heading_path": list(metadata["heading_path"])}
+                meta = {**metadata, "heading_path": list(metadata["heading_path"]),
+                        "heading_levels": list(metadata["heading_levels"])}
                 if kind is not None:
                     meta["kind"] = kind
                 chunks.append(Chunk(index=len(chunks), start_char=start, end_char=end, content=piece,
@@ -167,7 +168,7 @@ def sections(blocks: Sequence[Block]) -> Iterator[tuple[list[Block], dict[str, A
     stack: list[tuple[int, str]] = []
     seen: dict[str, int] = {}  # anchor -> the last suffix tried for it (keeps repeats linear)
     current: list[Block] = []
-    metadata: dict[str, Any] = {"heading_path": [], "section_anchor": "h0:"}
+    metadata: dict[str, Any] = {"heading_path": [], "heading_levels": [], "section_anchor": "h0:"}
     for block in blocks:
         if block.kind == "heading":
             if current:
@@ -182,7 +183,8 @@ def sections(blocks: Sequence[Block]) -> Iterator[tuple[list[Block], dict[str, A
                 anchor = f"{base}-{n}"
             seen[base] = n
             seen.setdefault(anchor, 1)
-            current, metadata = [], {"heading_path": [title for _, title in stack], "section_anchor": anchor}
+            current, metadata = [], {"heading_path": [title for _, title in stack],
+                                     "heading_levels": [level for level, _ in stack], "section_anchor": anchor}
         current.append(block)
     if current:
         yield current, metadata

@@ -496,10 +496,13 @@ SCHEMAS: dict[str, tuple[set[str], set[str] | None, dict[str, Any]]] = {
     "store_knowledge_base": ({"agent_id", "title", "content", "category"}, {"agent_id", "title", "content"}, {}),
     "search_session_context": (*_SCOPED_SEARCH, {"limit": 5, "latest_first": True}),
     "search_input_prompts": (*_SCOPED_SEARCH, {"limit": 5, "latest_first": True}),
-    "search_system_memory": (_QUERY_SEARCH, None, {"limit": 10}),
+    # Whole memories in scope order (no query, or COARSE) newest first unless latest_first=false (the issue's).
+    "search_system_memory": (_QUERY_SEARCH | {"latest_first"}, None, {"limit": 10, "latest_first": True}),
     **{f"search_{kind}_{granularity}": (_QUERY_SEARCH, None, {"limit": limit})
        for kind in ("reports", "working_memory")
-       for granularity, limit in (("specific_chunks", 10), ("section_context", 5), ("full_documents", 3))},
+       for granularity, limit in (("specific_chunks", 10), ("section_context", 5))},
+    **{f"search_{kind}_full_documents": (_QUERY_SEARCH | {"latest_first"}, None, {"limit": 3, "latest_first": True})
+       for kind in ("reports", "working_memory")},
     "load_session_context_for_task": ({"session_id", "session_iter"}, {"session_id", "session_iter"}, {}),
     "expand_chunk_context": ({"chunk_id", "surrounding_chunks"}, {"chunk_id"}, {"surrounding_chunks": 2}),
     "reconstruct_document": ({"memory_id"}, {"memory_id"}, {}),
@@ -694,6 +697,12 @@ async def check_search_system_memory(client: Any, world: World) -> None:
     other_iter = await call(client, "search_system_memory", {"query": SYSTEM_QUERY, "session_id": S1,
                                                              "session_iter": "v10"})
     assert world.id("s1_sys") not in result_ids(other_iter), "session_iter filter ignored"
+    scoped = await call(client, "search_system_memory", {"session_id": S1})  # no query: a scoped listing
+    assert world.id("s1_sys") in result_ids(scoped), scoped["results"]
+    assert all(r["similarity"] == 2.0 and r["memory_type"] == "system_memory" for r in scoped["results"]), scoped
+    assert scoped["query"] is None and scoped["latest_first"] is True, scoped
+    reverse = await call(client, "search_system_memory", {"session_id": S1, "latest_first": False})
+    assert result_ids(reverse) == result_ids(scoped)[::-1] and reverse["latest_first"] is False, reverse
 
 
 def _fine_result(r: dict[str, Any], what: str) -> None:
@@ -831,6 +840,12 @@ async def check_coarse_full_documents(client: Any, world: World) -> None:
     assert {world.id("s1_loadtest"), world.id("s2_review")} <= set(result_ids(by_agent)), by_agent["results"]
     one = await call(client, "search_reports_full_documents", {"query": "checkout", "session_id": S1, "limit": 1})
     assert result_ids(one) == [world.id("s1_loadtest")]
+    assert (body["granularity"], body["total_results"], body["query"], body["limit"], body["latest_first"]) == (
+        "coarse", 2, "checkout", 3, True), {k: v for k, v in body.items() if k != "results"}
+    assert body["filters"] == {"memory_type": "report", "session_id": S1}, body["filters"]
+    oldest = await call(client, "search_reports_full_documents", {"session_id": S1, "latest_first": False})
+    assert result_ids(oldest) == [world.id("s1_audit"), world.id("s1_loadtest")], "latest_first=false: v2 then v10"
+    assert oldest["query"] is None and oldest["latest_first"] is False, oldest
 
 
 async def check_working_memory_granularities(client: Any, world: World) -> None:
@@ -911,6 +926,12 @@ async def check_expand_chunk_context(client: Any, world: World) -> None:
         assert target["chunk_id"] == hit["chunk_id"], (what, target)
         middle = flat(target["content"])[len(flat(target["content"])) // 3:][:60]
         assert middle and middle in flat(body["expanded_content"]), (what, middle)
+        assert target["header_path"].startswith("# ") and target["level"] >= 1, (what, target)
+    # A memory kept whole is its own single chunk: expanding it gives the memory itself.
+    whole = await call(client, "expand_chunk_context", {"chunk_id": world.id("s1_sys")})
+    assert (whole["memory_id"], whole["target_chunk_index"], whole["chunks_returned"]) == (
+        world.id("s1_sys"), 0, 1), whole
+    assert whole["expanded_content"] == PAYMENTS_COMMANDS and whole["chunks"][0]["chunk_id"] == world.id("s1_sys")
 
 
 async def check_reconstruct_document(client: Any, world: World) -> None:
@@ -1176,10 +1197,10 @@ async def check_content_limit_edge(client: Any, world: World) -> None:
     stored = ok(await client.call_tool("store_session_context", {
         "session_id": "content-edge-8080", "session_iter": "v1", "content": content}))
     assert stored["content_hash"] == sha16(content) and stored["memory_id"].startswith("art_"), stored
+    # A session context is kept whole: no chunks, whether stored yet or still being embedded.
+    assert stored["chunks_created"] == 0, stored
     if stored.get("status") == "indexing":
-        assert stored["chunks_created"] is None and stored["chunks_total"] >= 1, stored
-    else:
-        assert stored["chunks_created"] == 0, stored
+        assert stored["chunks_total"] >= 1, stored
     deadline = time.monotonic() + LONG_CALL_SECONDS
     while True:
         back = await call(client, "search_session_context", {"session_id": "content-edge-8080"})
@@ -1311,6 +1332,30 @@ BAD_INPUTS = [
              "sesion_id"),
     BadInput("context-search-unknown-argument", "search_session_context", {"session_id": S1, "limt": 3}, "limt"),
     BadInput("stats-unknown-argument", "get_session_stats", {"session_id": S1, "verbose": True}, "verbose"),
+    BadInput("context-search-missing-session-id", "search_session_context", {}, "session_id"),
+    BadInput("prompts-search-missing-session-id", "search_input_prompts", {"limit": 3}, "session_id"),
+    BadInput("fine-missing-query", "search_reports_specific_chunks", {}, "query"),
+    BadInput("medium-empty-query", "search_reports_section_context", {"query": ""}, "query"),
+    BadInput("fine-query-1001", "search_working_memory_specific_chunks", {"query": "x" * 1001}, "query"),
+    BadInput("context-missing-iter", "store_session_context",
+             {k: v for k, v in _CTX.items() if k != "session_iter"}, "session_iter"),
+    BadInput("prompt-empty-iter", "store_input_prompt", {**_CTX, "session_iter": ""}, "session_iter"),
+    BadInput("load-missing-iter", "load_session_context_for_task", {"session_id": S1}, "session_iter"),
+    BadInput("knowledge-missing-title", "store_knowledge_base",
+             {"agent_id": EXPLORER, "content": "An entry without a title."}, "title"),
+    BadInput("knowledge-blank-title", "store_knowledge_base",
+             {"agent_id": EXPLORER, "title": "   ", "content": "An entry with a blank title."}, "title"),
+    BadInput("coarse-latest-first-string", "search_reports_full_documents",
+             {"session_id": S1, "latest_first": "false"}, "latest_first"),
+    BadInput("cleanup-dry-run-string", "cleanup_old_memories", {"days_old": 0, "dry_run": "false"}, "dry_run"),
+    BadInput("cleanup-days-minus-1", "cleanup_old_memories", {"days_old": -1}, "days_old"),
+    BadInput("cleanup-days-36501", "cleanup_old_memories", {"days_old": 36501}, "days_old"),
+    BadInput("context-limit-string", "search_session_context", {"session_id": S1, "limit": "5"}, "limit"),
+    BadInput("fine-limit-float", "search_reports_specific_chunks", {"query": "retry storm", "limit": 2.5}, "limit"),
+    BadInput("get-malformed-id", "get_memory_by_id", {"memory_id": "42"}, "memory_id"),
+    BadInput("write-empty-path", "write_document_to_file",
+             lambda w: {"memory_id": w.id("s1_audit"), "output_path": ""}, "output_path"),
+    BadInput("stats-empty-session-id", "get_session_stats", {"session_id": ""}, "session_id"),
     BadInput("get-unknown-id", "get_memory_by_id", {"memory_id": UNKNOWN_ID}, None, "NotFoundError"),
     BadInput("reconstruct-unknown-id", "reconstruct_document", {"memory_id": UNKNOWN_ID}, None, "NotFoundError"),
     BadInput("delete-unknown-id", "delete_memory", {"memory_id": UNKNOWN_ID}, None, "NotFoundError"),
@@ -1333,8 +1378,32 @@ async def snapshot(client: Any, world: World) -> dict[str, Any]:
     }
 
 
+# Spec 001: an error response holds the tool's other result fields "set to None or default values".
+_FOUND = {"results", "total_results"}
+ERROR_FIELDS: dict[str, set[str]] = {
+    "search_session_context": _FOUND, "search_input_prompts": _FOUND, "search_system_memory": _FOUND,
+    "load_session_context_for_task": {"session_context", "input_prompts", "recent_reports", "recent_working_memory"},
+    "expand_chunk_context": {"memory_id", "expanded_content", "chunks", "chunks_returned"},
+    "reconstruct_document": {"memory_id", "content", "title", "memory_type", "chunk_count"},
+    "get_memory_by_id": {"memory"}, "get_session_stats": {"total_memories", "total_chunks"},
+    "list_sessions": {"sessions", "total_sessions"}, "write_document_to_file": {"file_path", "memory_id"},
+    "delete_memory": {"memory_id"}, "cleanup_old_memories": {"memories_deleted", "chunks_deleted", "dry_run"},
+}
+
+
+def error_fields(tool: str) -> set[str]:
+    if tool.startswith("store_"):
+        return {"memory_id", "chunks_created", "created_at"}
+    if tool.startswith("search_") and tool.endswith(("_specific_chunks", "_section_context", "_full_documents")):
+        return _FOUND | {"granularity"}
+    return ERROR_FIELDS[tool]
+
+
 async def check_bad_input(client: Any, world: World, case: BadInput) -> None:
     before = await snapshot(client, world)
     result = await client.call_tool(case.tool, case.resolve(world))
-    refused(result, case.kind, case.field, what=case.id)
+    body = refused(result, case.kind, case.field, what=case.id)
+    missing = error_fields(case.tool) - set(body)
+    assert not missing, f"{case.id}: the error lacks the tool's result fields {sorted(missing)}: {body}"
+    assert body.get("results", []) == [] and body.get("memory_id") is None, f"{case.id}: {body}"
     assert await snapshot(client, world) == before, f"{case.id}: a refused call changed something"

@@ -178,7 +178,7 @@ def test_offsets_are_exact_for_any_line_ending(eol: str, final: bool) -> None:
     text += eol if final else ""
     chunks = run(text)
     assert [c.start_char for c in chunks] == [0, text.index("# A"), text.index("## B")]
-    assert chunks[-1].metadata == {"heading_path": ["A", "B"], "section_anchor": "h2:a.b"}
+    assert chunks[-1].metadata == {"heading_path": ["A", "B"], "heading_levels": [1, 2], "section_anchor": "h2:a.b"}
 
 
 @pytest.mark.parametrize("text", [
@@ -308,6 +308,8 @@ def check_generated(doc: Doc, spec: ChunkSpec, tokenizer, slack: int) -> None:
         here = bisect_right(section_starts, chunk.start_char)  # the section's number (0: before any heading)
         _, level, expected = doc.headings[here - 1] if here else (0, 0, [])
         assert chunk.metadata["heading_path"] == expected
+        levels = chunk.metadata["heading_levels"]  # each enclosing heading's own level, outermost first
+        assert len(levels) == len(expected) and levels == sorted(set(levels)) and levels[-1:] == [level][:len(levels)]
         assert not [s for s in section_starts if chunk.start_char < s < chunk.end_char], "spans two sections"
         anchor = chunk.metadata["section_anchor"]
         base = f"h{level}:" + ".".join(slug(t) for t in expected)

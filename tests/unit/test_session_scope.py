@@ -11,6 +11,7 @@ from domain.sessions.scope import (
     chunk_type,
     first_heading,
     header_path,
+    heading_line,
     iteration_order,
     scope_filter,
     section_key,
@@ -147,8 +148,26 @@ def test_a_section_heading_keeps_its_own_level_in_the_path(chunks) -> None:
     """The last step of the path is the section's own heading, at its level (the ``level`` field beside it)."""
     deep = starting(chunks, "#### Skipped")
     path = header_path(deep)
-    assert path.startswith("# Title > ") and path.endswith(" > #### Skipped levels"), path
+    assert path == "# Title > ## B > #### Skipped levels", path
     assert path.split(" > ")[-1].split(" ")[0] == "#" * section_level(deep)
+
+
+def test_every_enclosing_heading_keeps_its_own_level() -> None:
+    """A document that starts at H2: the path is "## Overview > ### Detail", no level made up."""
+    text = "## Overview\n\nSome text.\n\n### Detail\n\nDeeper text.\n"
+    cut = MarkdownChunker().chunk(text, ChunkSpec(6, 0, 6), SimpleTokenizer())
+    detail = [ArtifactChunk(f"art_z::chunk::{c.index:03d}::0", "art_z", c.index, c.start_char, c.end_char, c.content,
+                            c.token_count, c.content_hash, c.metadata) for c in cut if "### Detail" in c.content]
+    assert len(detail) == 1 and header_path(detail[0]) == "## Overview > ### Detail"
+    assert heading_line(detail[0], 1) == "## Overview"
+
+
+def test_chunks_cut_before_levels_were_kept_take_their_section_level() -> None:
+    """Stored chunks without ``heading_levels``: the section's own level, enclosing headings one above."""
+    old = ArtifactChunk("art_o::chunk::000::0", "art_o", 0, 0, 4, "text", 1, "0" * 64,
+                        {"heading_path": ["Overview", "Detail"], "section_anchor": "h3:overview.detail"})
+    assert header_path(old) == "# Overview > ### Detail"
+    assert heading_line(old, 1) == "# Overview"
 
 
 def test_a_document_without_a_title_keeps_its_heading_level() -> None:

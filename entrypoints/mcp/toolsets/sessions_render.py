@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -10,23 +11,70 @@ from domain.artifacts.input import IngestRequest
 from domain.chunking import content_hash
 from domain.errors import MemtroveError, ValidationError
 from domain.model import ArtifactChunk
-from domain.sessions.scope import SessionMemory, chunk_type, header_path, section_level, session_label
+from domain.sessions.scope import SessionMemory, chunk_type, header_path, heading_line, section_level, session_label
 from domain.search.passages import Passage
 from domain.sessions.search import SCOPED_SIMILARITY, Section
 from domain.sessions.store import StoredSessionMemory
 from entrypoints.mcp import render
+from entrypoints.mcp.toolkit import Toolbox
 
 ERROR_TYPES = {"validation_error": "ValidationError", "not_found": "NotFoundError", "storage_error": "DatabaseError",
                "embedding_error": "EmbeddingError", "configuration_error": "ConfigurationError"}
 
 
-def failure(exc: MemtroveError) -> CallToolResult:
-    """``success: false``, the error's type, its message (and the field, for bad input); isError set."""
-    body: dict[str, Any] = {"success": False, "error": ERROR_TYPES.get(exc.kind, "MemoryError"), "message": exc.message}
+def failure(exc: MemtroveError, fields: dict[str, Any] | None = None) -> CallToolResult:
+    """``success: false``, the error's type, its message (and the field, for bad input), the tool's other
+    result ``fields`` at None or their defaults (spec 001's error response); isError set."""
+    body: dict[str, Any] = {**(fields or {}), "success": False, "error": ERROR_TYPES.get(exc.kind, "MemoryError"),
+                            "message": exc.message}
     if isinstance(exc, ValidationError):
         body["field"] = exc.field
     return CallToolResult(content=[TextContent(type="text", text=f"{body['error']}: {exc.message}")],
                           structured_content=body, is_error=True)
+
+
+_STORED = {"memory_id": None, "memory_type": None, "agent_id": None, "session_id": None, "content_hash": None,
+           "chunks_created": 0, "created_at": None, "duplicate": False}
+_MEMORIES = {"results": [], "total_results": 0, "query": None, "filters": {}, "limit": None, "latest_first": None}
+_RESULT_FIELDS: dict[str, dict[str, Any]] = {
+    "load_session_context_for_task": {"session_context": None, "input_prompts": [], "recent_reports": [],
+                                      "recent_working_memory": []},
+    "expand_chunk_context": {"memory_id": None, "target_chunk_index": None, "context_window": None,
+                             "chunks_returned": 0, "expanded_content": None, "chunks": []},
+    "reconstruct_document": {"memory_id": None, "content": None, "title": None, "memory_type": None,
+                             "chunk_count": 0},
+    "get_memory_by_id": {"memory": None},
+    "get_session_stats": {"session_id": None, "memory_counts": {}, "agent_counts": {}, "total_memories": 0,
+                          "total_chunks": 0, "earliest_created": None, "latest_created": None},
+    "list_sessions": {"sessions": [], "total_sessions": 0},
+    "write_document_to_file": {"file_path": None, "memory_id": None, "bytes_written": 0},
+    "delete_memory": {"memory_id": None},
+    "cleanup_old_memories": {"memories_deleted": 0, "chunks_deleted": 0, "dry_run": None},
+    "search_session_context": _MEMORIES, "search_input_prompts": _MEMORIES, "search_system_memory": _MEMORIES,
+}
+_GRANULARITY = {"_specific_chunks": "fine", "_section_context": "medium", "_full_documents": "coarse"}
+
+
+def result_fields(tool: str) -> dict[str, Any]:
+    """The result fields of a sessions tool at None or their defaults, for its error responses."""
+    if tool.startswith("store_"):
+        return _STORED
+    for suffix, granularity in _GRANULARITY.items():
+        if tool.endswith(suffix):
+            return {**(_MEMORIES if granularity == "coarse" else {"results": [], "total_results": 0}),
+                    "granularity": granularity}
+    return _RESULT_FIELDS.get(tool, {})
+
+
+class SessionsToolbox(Toolbox):
+    """A module of the sessions toolset: required arguments checked, errors in spec 001's shape."""
+
+    toolset = "sessions"
+    checks_required = True
+
+    def failure_of(self, name: str) -> Callable[[MemtroveError], CallToolResult]:
+        fields = result_fields(name)
+        return lambda exc: failure(exc, fields)
 
 
 def ok(body: dict[str, Any], text: str) -> CallToolResult:
@@ -44,15 +92,18 @@ def stored(result: StoredSessionMemory) -> CallToolResult:
                "message": message}, message)
 
 
-def storing(planned: IngestRequest, latest: tuple[str, int, int] | None) -> CallToolResult:
-    """The call's budget ran out: the memory is being embedded in the background."""
+def storing(planned: IngestRequest, latest: tuple[str, int, int] | None, duplicate: bool = False) -> CallToolResult:
+    """The memory is being embedded in the background: the call's budget ran out, or (``duplicate``)
+    another call is storing the same memory. ``chunks_created`` is known once it is cut (0: kept whole)."""
     labels = dict(planned.labels or {})
     memory_id, done, total = latest or (None, 0, 0)
-    message = (f"Storing {labels.get('memory_type')} {memory_id or ''}: {done} of {total} pieces embedded; it goes on "
+    said = "Memory already being stored (duplicate content in this scope)" if duplicate else "Storing"
+    message = (f"{said} {labels.get('memory_type')} {memory_id or ''}: {done} of {total} pieces embedded; it goes on "
                "in the background and is searchable when complete")
+    chunks = 0 if planned.keep_whole else (total or None)
     return ok({"memory_id": memory_id, "memory_type": labels.get("memory_type"), "agent_id": labels.get("agent_id"),
                "session_id": labels.get("session_id"), "content_hash": content_hash(planned.content)[:16],
-               "chunks_created": None, "created_at": None, "duplicate": False, "status": "indexing",
+               "chunks_created": chunks, "created_at": None, "duplicate": duplicate, "status": "indexing",
                "chunks_done": done, "chunks_total": total, "message": message}, message)
 
 
@@ -70,12 +121,14 @@ def memory(m: SessionMemory, similarity: float = SCOPED_SIMILARITY, source: str 
 
 
 def memories(found: list[dict[str, Any]], query: str | None, filters: dict[str, Any], limit: int,
-             latest_first: bool) -> CallToolResult:
+             latest_first: bool, granularity: str | None = None) -> CallToolResult:
+    """Whole memories (scoped searches, system memory, COARSE: which also says its granularity)."""
     lines = [f"Found {len(found)} memories" + (f" for {query!r}" if query else "") + ":"]
     lines += [f"[{m['id']}] {m['memory_type']} {m['session_id'] or ''} {m['session_iter'] or ''} "
               f"({m['agent_id']}, {m['created_at']}): {render.preview(m['content'], 100)}" for m in found]
-    return ok({"results": found, "total_results": len(found), "query": query, "filters": filters, "limit": limit,
-               "latest_first": latest_first, "message": None}, "\n".join(lines))
+    body = {"results": found, "total_results": len(found), "query": query, "filters": filters, "limit": limit,
+            "latest_first": latest_first, "message": None}
+    return ok({**body, "granularity": granularity} if granularity else body, "\n".join(lines))
 
 
 def chunk_fields(chunk: ArtifactChunk) -> dict[str, Any]:
@@ -94,7 +147,7 @@ def passage(p: Passage) -> dict[str, Any]:
 
 
 def section(s: Section) -> dict[str, Any]:
-    path = " > ".join(f"{'#' * (i + 1)} {t}" for i, t in enumerate(s.key)) or \
+    path = (heading_line(s.chunks[0], len(s.key)) if s.chunks else "") or \
         (header_path(s.chunks[0]) if s.chunks else whole_fields(s.artifact.title)["header_path"])
     return {"memory_id": s.artifact.id, "section_header": path, "section_content": s.content, "header_path": path,
             "chunks_in_section": max(1, len(s.chunks)), "matched_chunks": s.matched,

@@ -3,6 +3,7 @@ memory and the knowledge base (FINE chunks, MEDIUM sections, COARSE whole docume
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -11,7 +12,7 @@ from pydantic import Field
 
 from domain.sessions.scope import scope_filter
 from domain.sessions.search import FineSearch, MemorySearch, ScopedLookup, SectionSearch, check_query
-from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
+from entrypoints.mcp.toolkit import READ_ONLY, tool
 from entrypoints.mcp.toolsets import sessions_render as out
 
 SessionId = Annotated[str, Field(description="Session identifier")]
@@ -25,35 +26,31 @@ Iteration = Annotated[str | None, Field(description="Only this iteration's")]
 Task = Annotated[str | None, Field(description="Only this task's")]
 Category = Annotated[str | None, Field(description="Only this category's")]
 LatestFirst = Annotated[bool, Field(description="Newest iteration first (false: oldest first)")]
+ScopedLatestFirst = Annotated[bool, Field(description="Without a query: newest iteration first (false: oldest)")]
 
 
 def _limit(default: int) -> Any:
     return Annotated[int, Field(description=f"Max results, 1-100 (default {default})")]
 
 
-Limit5, Limit10, Limit3 = _limit(5), _limit(10), _limit(3)
+Limit5, Limit10 = _limit(5), _limit(10)
 
 
-class SessionSearchTools(Toolbox):
-    toolset = "sessions"
-    failure = staticmethod(out.failure)
+class SessionSearchTools(out.SessionsToolbox):
 
     def _scoped(self, memory_type: str, limit: int, latest_first: bool, query: str | None = None,
-                **scope: str | None) -> CallToolResult:
+                granularity: str | None = None, **scope: str | None) -> CallToolResult:
         labels = scope_filter(memory_type, **scope)
         found = self.use(ScopedLookup)()(labels, limit, latest_first)
-        return out.memories([out.memory(m) for m in found], query, labels, limit, latest_first)
+        return out.memories([out.memory(m) for m in found], query, labels, limit, latest_first, granularity)
 
-    def _search(self, memory_type: str, granularity: str, query: str | None, limit: int,
+    def _search(self, memory_type: str, granularity: str, query: str | None, limit: int, latest_first: bool,
                 **scope: str | None) -> CallToolResult:
-        labels = scope_filter(memory_type, **scope)
-        if granularity == "coarse":
+        if granularity == "coarse":  # spec 001: a scoped lookup, not ranked by the query
             if query is not None:
                 check_query(query)
-            found = self.use(ScopedLookup)()(labels, limit, True)
-            return out.ok({"results": [out.memory(m) for m in found], "total_results": len(found),
-                           "granularity": "coarse", "message": None},
-                          f"Found {len(found)} documents: " + ", ".join(m.artifact.id for m in found))
+            return self._scoped(memory_type, limit, latest_first, query, granularity="coarse", **scope)
+        labels = scope_filter(memory_type, **scope)
         if granularity == "medium":
             sections = self.use(SectionSearch)()(query, labels, limit)
             return out.granular([out.section(s) for s in sections], "medium", str(query))
@@ -74,10 +71,10 @@ class SessionSearchTools(Toolbox):
           annotations=READ_ONLY)
     def search_system_memory(self, query: OptionalQuery = None, agent_id: Agent = None, session_id: Session = None,
                              session_iter: Iteration = None, task_code: Task = None,
-                             limit: Limit10 = 10) -> CallToolResult:
+                             limit: Limit10 = 10, latest_first: ScopedLatestFirst = True) -> CallToolResult:
         scope = {"agent_id": agent_id, "session_id": session_id, "session_iter": session_iter, "task_code": task_code}
         if query is None:
-            return self._scoped("system_memory", limit, True, **scope)
+            return self._scoped("system_memory", limit, latest_first, **scope)
         labels = scope_filter("system_memory", **scope)
         found = self.use(MemorySearch)()(query, labels, limit)
         return out.memories([out.memory(m, similarity, "vector") for m, similarity in found], query, labels,
@@ -92,23 +89,31 @@ KINDS = {"reports": ("report", "reports"), "working_memory": ("working_memory", 
          "knowledge_base": ("knowledge_base", "knowledge base entries")}
 
 
+SCOPES = {"agent_id": Agent, "session_id": Session, "session_iter": Iteration, "task_code": Task, "category": Category}
+
+
 def _granular(kind: str, suffix: str) -> Callable[..., CallToolResult]:
+    """``search_{kind}_{suffix}``: the query, the kind's scope filters, the limit (COARSE: and the order)."""
     memory_type, shown = KINDS[kind]
     granularity, default, summary = GRANULARITIES[suffix]
-    limit_type = {10: Limit10, 5: Limit5, 3: Limit3}[default]
-    if kind == "knowledge_base":
-        def search(self: SessionSearchTools, query: Query, agent_id: Agent = None, category: Category = None,
-                   limit: int = default) -> CallToolResult:
-            return self._search(memory_type, granularity, query, limit, agent_id=agent_id, category=category)
-    else:
-        def search(self: SessionSearchTools, query: Query, agent_id: Agent = None, session_id: Session = None,
-                   session_iter: Iteration = None, task_code: Task = None, limit: int = default) -> CallToolResult:
-            return self._search(memory_type, granularity, query, limit, agent_id=agent_id, session_id=session_id,
-                                session_iter=session_iter, task_code=task_code)
-    search.__annotations__ = {**search.__annotations__, "limit": limit_type}
-    if granularity == "coarse":
-        search.__annotations__["query"] = CoarseQuery
-        search.__defaults__ = (None, *search.__defaults__) if search.__defaults__ else (None,)
+    coarse = granularity == "coarse"
+    scope = ("agent_id", "category") if kind == "knowledge_base" else ("agent_id", "session_id", "session_iter",
+                                                                       "task_code")
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter("self", keyword),
+              inspect.Parameter("query", keyword, annotation=CoarseQuery if coarse else Query,
+                                **({"default": None} if coarse else {})),
+              *(inspect.Parameter(name, keyword, annotation=SCOPES[name], default=None) for name in scope),
+              inspect.Parameter("limit", keyword, annotation=_limit(default), default=default),
+              *([inspect.Parameter("latest_first", keyword, annotation=LatestFirst, default=True)] if coarse else [])]
+
+    def search(self: SessionSearchTools, **arguments: Any) -> CallToolResult:
+        query, limit = arguments.pop("query", None), arguments.pop("limit", default)
+        latest_first = arguments.pop("latest_first", True)
+        return self._search(memory_type, granularity, query, limit, latest_first, **arguments)
+
+    search.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]
+    search.__annotations__ = {p.name: p.annotation for p in params[1:]} | {"return": CallToolResult}
     search.__name__ = search.__qualname__ = f"search_{kind}_{suffix}"
     return tool(f"Search {shown}. {summary}.", annotations=READ_ONLY)(search)
 

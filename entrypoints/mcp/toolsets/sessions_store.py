@@ -8,9 +8,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from domain.sessions.store import StoreSessionMemory, StoreSessionRequest
+from domain.sessions.store import BeingStored, StoreSessionMemory, StoreSessionRequest
 from entrypoints.mcp.long_calls import StillRunning, run_long
-from entrypoints.mcp.toolkit import Toolbox, tool
+from entrypoints.mcp.toolkit import tool
 from entrypoints.mcp.toolsets import sessions_render as out
 
 SessionId = Annotated[str, Field(description="Session identifier")]
@@ -23,9 +23,7 @@ Markdown = Annotated[str, Field(description="Content (Markdown; chunked by secti
                                              "characters")]
 
 
-class SessionStoreTools(Toolbox):
-    toolset = "sessions"
-    failure = staticmethod(out.failure)
+class SessionStoreTools(out.SessionsToolbox):
 
     def _store(self, memory_type: str, content: str, ctx: Context | None, **scope: str | None) -> CallToolResult:
         """Within MEMTROVE_CALL_BUDGET the stored memory; past it the memory's id while its embedding goes
@@ -34,7 +32,11 @@ class SessionStoreTools(Toolbox):
         planned = put.plan(StoreSessionRequest(memory_type, content, **scope))
         result = run_long(self.runtime, ctx, lambda progress: put.run(planned, progress),
                           self.runtime.settings.memtrove_call_budget)
-        return out.storing(planned, result.latest) if isinstance(result, StillRunning) else out.stored(result)
+        if isinstance(result, StillRunning):
+            return out.storing(planned, result.latest)
+        if isinstance(result, BeingStored):  # the same memory, already on its way in through another call
+            return out.storing(planned, (result.memory_id, result.done, result.total), duplicate=True)
+        return out.stored(result)
 
     @tool("Store session context (main orchestrator): a session snapshot for continuity.", writes=True)
     def store_session_context(self, session_id: SessionId, session_iter: Iteration, content: Content,

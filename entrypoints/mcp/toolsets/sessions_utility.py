@@ -10,16 +10,14 @@ from pydantic import Field
 from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, ExportDocument
 from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionStats, ListSessions, LoadTaskContext,
                                      Reconstruct)
-from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
+from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, tool
 from entrypoints.mcp.toolsets import sessions_render as out
 
 MemoryId = Annotated[str, Field(description="Memory identifier (art_...)")]
 SessionId = Annotated[str, Field(description="Session identifier")]
 
 
-class SessionUtilityTools(Toolbox):
-    toolset = "sessions"
-    failure = staticmethod(out.failure)
+class SessionUtilityTools(out.SessionsToolbox):
 
     @tool("Load what a task continuation needs: the latest session context, the prompts, recent reports and "
           "working memory.", annotations=READ_ONLY)
@@ -53,7 +51,7 @@ class SessionUtilityTools(Toolbox):
     def reconstruct_document(self, memory_id: MemoryId) -> CallToolResult:
         artifact, content = self.use(Reconstruct)()(memory_id)
         message = f"Reconstructed {artifact.id} from {artifact.num_chunks} chunks ({len(content)} characters)"
-        return out.ok({"memory_id": artifact.id, "content": content, "title": artifact.title,
+        return out.ok({"memory_id": artifact.id, "content": content, "title": artifact.title or "",
                        "memory_type": artifact.labels.get("memory_type"), "chunk_count": artifact.num_chunks,
                        "message": message}, content)
 
