@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -144,6 +146,16 @@ class ChromaVectorIndex(VectorIndex):
             self._call(lambda: client.delete_collection(name), "rebuild the index")
             self._call(lambda: fresh.modify(name=name), "rebuild the index")
             self._collections[collection] = fresh
+
+    def storage_bytes(self) -> int:
+        if self._host or not self._path:  # a server's disk is not ours to measure
+            return 0
+        total = 0
+        for folder, _, files in os.walk(self._path):
+            for name in files:
+                with contextlib.suppress(OSError):  # a file Chroma removes while we walk
+                    total += os.path.getsize(os.path.join(folder, name))
+        return total
 
     def _spare_name(self, collection: str) -> str:
         return f"rebuild__{self.collection_name(collection)}"[:63]

@@ -125,6 +125,9 @@ class InMemoryVectorIndex(VectorIndex):
     def rebuild(self, collection: str) -> None:
         self._data[collection] = dict(self._data.get(collection, {}))  # brute force has no index to repair
 
+    def storage_bytes(self) -> int:
+        return sum(4 * len(r.vector) for rows in self._data.values() for r in rows.values())  # float32s
+
 
 class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
     """Dicts standing in for the SQL tables; writes, their vectors and their audit entries land together."""

@@ -146,6 +146,9 @@ class PgVectorIndex(VectorIndex):
     def count(self, collection: str) -> int:
         return int(self._read(f"SELECT count(*) FROM {self.table} WHERE collection = :c", c=collection)[0][0])
 
+    def storage_bytes(self) -> int:
+        return 0  # its table is in the store's database, which pg_database_size already counts
+
     def close(self) -> None:
         if self._own_engine:
             self._engine.dispose()

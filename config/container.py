@@ -236,7 +236,7 @@ class UseCases(containers.DeclarativeContainer):
     zapomni_meter = providers.ThreadSafeSingleton(LatencyMeter)
     add_memory = providers.Factory(AddMemory, ingest=ingest_artifact)
     search_memory = providers.Factory(SearchMemory, search=passage_search, meter=zapomni_meter)
-    zapomni_stats = providers.Factory(GetStats, scopes=guarded, meter=zapomni_meter)
+    zapomni_stats = providers.Factory(GetStats, scopes=guarded, meter=zapomni_meter, vectors=adapters.vectors)
     # Spec 004's project documents: items and their versions in the store, current versions as artifacts.
     projects = providers.ThreadSafeSingleton(_projects)
     item_writer = providers.Factory(ItemWriter, documents=adapters.store, ingest=ingest_artifact)

@@ -100,6 +100,11 @@ class VectorIndex(Protocol):
         """Rebuild the collection's search index from its stored vectors (after heavy deletes)."""
         ...
 
+    def storage_bytes(self) -> int:
+        """What the index keeps on disk besides the store's own figure (ArtifactScopes.storage_bytes):
+        an embedded index's files; 0 when it lives in the store's database or on a server."""
+        ...
+
 
 @runtime_checkable
 class LexicalIndex(Protocol):

@@ -2,7 +2,8 @@
 
 A Zapomni memory is an artifact of source system ``zapomni`` (chunked like any artifact when large)
 whose labels hold its tags and source; its id is derived from its text and metadata, so adding the
-same memory twice returns the first (spec 002 lists "creates a new memory each time" as a defect).
+same memory twice returns the first: the deduplication that spec 002 leaves for later (its known
+limitation "No idempotency", mitigation "Consider deduplication in core layer (future)").
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.ingest import INDEXING, IngestArtifact
 from domain.artifacts.input import IngestRequest, utf8_size
 from domain.chunking import content_hash
 from domain.errors import ValidationError
 from domain.model import TAG_PREFIX, Artifact
-from domain.ports import ArtifactScopes
+from domain.ports import ArtifactScopes, VectorIndex
 from domain.search.filters import check_tags
 from domain.search.passages import Passage, PassageSearch
 from domain.validation import epoch, optional_text, parse_timestamp, require_int
@@ -86,7 +87,8 @@ def check_metadata(metadata: object) -> tuple[dict[str, Any], str | None]:
 class AddedMemory:
     artifact: Artifact
     chunks_created: int
-    duplicate: bool
+    duplicate: bool  # this memory was already stored, or (``pending``) is being stored by another call
+    pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +98,13 @@ class AddMemory:
     def __call__(self, text: object, metadata: object = None) -> AddedMemory:
         content = check_text(text)
         labels, date = check_metadata(metadata)
-        source_id = hashlib.sha256(json.dumps([labels, date, content_hash(content)], sort_keys=True).encode()).hexdigest()
+        identity = json.dumps([labels, date, content_hash(content)], sort_keys=True)
+        source_id = hashlib.sha256(identity.encode()).hexdigest()
         result = self.ingest(IngestRequest("note", SOURCE, content, source_id=source_id, ts=date, labels=labels))
         if result.artifact is None:
             raise ValidationError("text", "The same memory is being added by another call; retry in a moment")
-        return AddedMemory(result.artifact, result.artifact.num_chunks, result.status == "unchanged")
+        pending = result.status == INDEXING
+        return AddedMemory(result.artifact, result.artifact.num_chunks, pending or result.status == "unchanged", pending)
 
 
 def check_filters(filters: object) -> dict[str, Any]:
@@ -111,13 +115,13 @@ def check_filters(filters: object) -> dict[str, Any]:
         raise ValidationError("filters", "filters must be an object")
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
-        raise ValidationError("filters", f"Unknown filter {unknown[0]!r}; allowed: {', '.join(FILTERS)}")
+        raise ValidationError("filters", f"Unknown key {unknown[0]!r} in filters; allowed: {', '.join(FILTERS)}")
     where: dict[str, Any] = {f"{TAG_PREFIX}{tag}": True for tag in check_tags(filters.get("tags"), "tags")}
     source = optional_text("source", filters.get("source"), 200, label="source")
     if source is not None:
         where["source"] = source
-    bounds = {op: epoch(parse_timestamp(name, filters[name])) for name, op in (("date_from", "$gte"), ("date_to", "$lte"))
-              if filters.get(name) is not None}
+    bounds = {op: epoch(parse_timestamp(name, filters[name]))
+              for name, op in (("date_from", "$gte"), ("date_to", "$lte")) if filters.get(name) is not None}
     if len(bounds) == 2 and bounds["$gte"] > bounds["$lte"]:
         raise ValidationError("date_from", "date_from is after date_to")
     if bounds:
@@ -155,9 +159,13 @@ class Statistics:
 
 @dataclass(frozen=True, slots=True)
 class GetStats:
+    """The figures of the whole store: its database and the vector index's own files (an embedded Chroma's)."""
+
     scopes: ArtifactScopes
     meter: LatencyMeter
+    vectors: VectorIndex
 
     def __call__(self) -> Statistics:
         memories, chunks = self.scopes.artifact_counts(SOURCE)
-        return Statistics(memories, chunks, round(self.scopes.storage_bytes() / 1_048_576, 3), self.meter.average())
+        size = self.scopes.storage_bytes() + self.vectors.storage_bytes()
+        return Statistics(memories, chunks, round(size / 1_048_576, 3), self.meter.average())

@@ -118,3 +118,69 @@ def test_an_ingest_killed_in_the_background_is_finished_by_the_next_start(tmp_pa
         inputs = sum(len(r.body["input"]) for r in fake.embedding_requests[requests_before:]
                      if isinstance(r.body.get("input"), list))
         assert inputs < total + 40, "the restarted server embedded the batches already stored again"
+
+
+def test_a_long_session_store_answers_duplicates_by_id_and_is_finished_after_a_kill(tmp_path: Path) -> None:
+    """Spec 001's store tools over the same write path: past the budget a report answers its memory's id
+    with status indexing and how many chunks it has; the same report stored again meanwhile answers the
+    same id as a duplicate (not a refusal, not a second copy); a kill mid-embedding is finished by the
+    next start's recovery, after which the report reads back whole and a third store is a duplicate."""
+    data = tmp_path / "data"
+    report = {"agent_id": "analyst", "session_id": "s-long", "session_iter": "v1", "content": DOC}
+    with FakeOpenAIServer(default_dimensions=32, slow_seconds=0.3) as fake:
+        fake.script(*["slow"] * 12)
+        env = slow_env(fake, MEMTROVE_TOOLSETS="sessions")
+        with http_server(data, env) as server:
+            async def start() -> tuple[str, int]:
+                async with http_session(server.mcp_url) as client:
+                    first = await call_ok(client, "store_report", report)
+                    assert first["status"] == "indexing" and first["duplicate"] is False, first
+                    assert first["chunks_created"] == first["chunks_total"] > 100, first
+                    again = await call_ok(client, "store_report", report)
+                    assert again["memory_id"] == first["memory_id"] and again["duplicate"] is True, again
+                    assert again["status"] == "indexing" and "already being stored" in again["message"], again
+                    return first["memory_id"], first["chunks_created"]
+            memory_id, chunks = asyncio.run(start())
+            server.process.send_signal(signal.SIGKILL)  # mid-embedding, after both calls returned
+            server.process.wait(10)
+        with http_server(data, env) as server:
+            async def finish() -> None:
+                async with http_session(server.mcp_url) as client:
+                    deadline = time.monotonic() + 90.0
+                    while True:
+                        found = await call_ok(client, "search_reports_full_documents", {"session_id": "s-long"})
+                        if found["results"] or time.monotonic() > deadline:
+                            break
+                        await asyncio.sleep(0.3)
+                    assert [r["id"] for r in found["results"]] == [memory_id], found
+                    whole = await call_ok(client, "reconstruct_document", {"memory_id": memory_id})
+                    assert whole["content"] == DOC and whole["chunk_count"] == chunks, whole["chunk_count"]
+                    third = await call_ok(client, "store_report", report)
+                    assert (third["memory_id"], third["duplicate"], third["chunks_created"]) == (memory_id, True,
+                                                                                                 chunks), third
+                    assert "status" not in third, third
+            asyncio.run(finish())
+
+
+def test_a_zapomni_memory_added_twice_at_once_is_one_memory(tmp_path: Path) -> None:
+    """Spec 002's add_memory has no call budget: a second client adding the same text while the first
+    is still embedding it gets the same memory as a duplicate, not a second copy or a refusal."""
+    with FakeOpenAIServer(default_dimensions=32, slow_seconds=0.3) as fake:
+        fake.script(*["slow"] * 12)
+        with http_server(tmp_path / "data", slow_env(fake, MEMTROVE_TOOLSETS="zapomni")) as server:
+            async def add(delay: float) -> tuple[dict[str, Any], str]:
+                await asyncio.sleep(delay)
+                async with http_session(server.mcp_url) as client:
+                    result = await client.call_tool("add_memory", {"text": DOC, "metadata": {"tags": ["log"]}})
+                    assert not result.is_error, result.structured_content
+                    return result.structured_content, result.content[0].text
+
+            async def both() -> None:
+                (first, _), (second, said) = await asyncio.gather(add(0.0), add(1.5))
+                assert first["memory_id"] == second["memory_id"], (first, second)
+                assert (first["duplicate"], second["duplicate"]) == (False, True), (first, second)
+                assert said.startswith("Memory already being added by another call"), said
+                async with http_session(server.mcp_url) as client:
+                    stats = await call_ok(client, "get_stats")
+                    assert stats["statistics"]["total_memories"] == 1, stats
+            asyncio.run(both())

@@ -89,6 +89,11 @@ async def statistics(client: Any) -> dict[str, Any]:
     return (await call(client, "get_stats"))["statistics"]
 
 
+async def snapshot(client: Any) -> tuple[int, int]:
+    stats = await statistics(client)
+    return stats["total_memories"], stats["total_chunks"]
+
+
 def ids(body: dict[str, Any]) -> list[str]:
     return [r["memory_id"] for r in body["results"]]
 
@@ -119,6 +124,12 @@ async def check_tools(client: Any, notes: Notes) -> None:
     assert set(schemas["search_memory"]["properties"]) == {"query", "limit", "filters"}, schemas["search_memory"]
     assert schemas["search_memory"].get("required") == ["query"], schemas["search_memory"]
     assert schemas["search_memory"]["properties"]["limit"].get("default") == 10, schemas["search_memory"]
+    # Spec 002's limits, published (our own checks still decide, with the spec's messages).
+    text, query = schemas["add_memory"]["properties"]["text"], schemas["search_memory"]["properties"]["query"]
+    limit = schemas["search_memory"]["properties"]["limit"]
+    assert (text.get("minLength"), text.get("maxLength")) == (1, MAX_TEXT), text
+    assert (query.get("minLength"), query.get("maxLength")) == (1, MAX_QUERY), query
+    assert (limit.get("minimum"), limit.get("maximum")) == (1, 100), limit
     assert not schemas["get_stats"].get("properties") and not schemas["get_stats"].get("required"), (
         schemas["get_stats"])
 
@@ -251,12 +262,62 @@ async def check_limits_accepted(client: Any, notes: Notes) -> None:
     assert hit["tags"] == [], hit
 
 
+async def check_stats_count_what_was_added(client: Any, notes: Notes) -> None:
+    before = await statistics(client)
+    long = await add(client, PAYMENT_AUDIT, {"tags": ["audit"], "source": "stats-check"})
+    short = await add(client, "The Kivik pier lamp posts were fitted with LED lanterns in May 2025.",
+                      {"source": "stats-check"})
+    assert long["chunks_created"] > 0 and not long["duplicate"] and not short["duplicate"], (long, short)
+    after = await statistics(client)
+    assert after["total_memories"] == before["total_memories"] + 2, (before, after)
+    assert after["total_chunks"] == before["total_chunks"] + long["chunks_created"] + short["chunks_created"], (
+        before, after, long["chunks_created"], short["chunks_created"])
+
+
+async def check_latency_is_reported_after_searches(client: Any, notes: Notes) -> None:
+    for query in ("lighthouse lamp bearing", "sourdough starter feeding"):
+        await search(client, query, limit=3)
+    latency = (await statistics(client))["avg_query_latency_ms"]
+    assert isinstance(latency, (int, float)) and not isinstance(latency, bool) and latency > 0, latency
+
+
+async def check_same_memory_twice_is_one(client: Any, notes: Notes) -> None:
+    text, metadata = NOTES["logbook"]
+    before = await snapshot(client)
+    again = await add(client, text, metadata)
+    assert again["memory_id"] == notes.ids["logbook"] and again["duplicate"] is True, again
+    assert notes.added["logbook"]["duplicate"] is False, notes.added["logbook"]
+    assert await snapshot(client) == before, "adding a stored memory again changed the counts"
+    other = await add(client, text, {**metadata, "source": "a second scan"})
+    assert other["memory_id"] != notes.ids["logbook"] and other["duplicate"] is False, other
+
+
 CHECKS = [
     check_tools, check_add_memory_result, check_get_stats, check_search_finds_paraphrase_first,
     check_search_result_fields, check_search_limit, check_filter_date_from, check_filter_date_to,
     check_filter_date_range, check_filter_tags, check_filter_source, check_long_text_is_chunked_and_found,
-    check_limits_accepted,
+    check_limits_accepted, check_stats_count_what_was_added, check_latency_is_reported_after_searches,
+    check_same_memory_twice_is_one,
 ]
+
+
+async def check_core_delete_removes_a_memory(client: Any, notes: Notes) -> None:
+    """With MEMTROVE_TOOLSETS=core,zapomni: core's artifact_delete removes a Zapomni memory everywhere."""
+    added = await add(client, PAYMENT_AUDIT, {"tags": ["audit"], "source": "to-delete"})
+    assert added["chunks_created"] > 0, added
+    found = await search(client, SECTION_QUERIES["Retry Storms"], limit=5, filters={"source": "to-delete"})
+    assert set(ids(found)) == {added["memory_id"]}, found
+    before = await statistics(client)
+    result = await client.call_tool("artifact_delete", {"artifact_id": added["memory_id"]})
+    assert not result.is_error, text_of(result)
+    after = await statistics(client)
+    assert after["total_memories"] == before["total_memories"] - 1, (before, after)
+    assert after["total_chunks"] == before["total_chunks"] - added["chunks_created"], (before, after, added)
+    for options in ({"filters": {"source": "to-delete"}}, {}):
+        gone = await search(client, SECTION_QUERIES["Retry Storms"], limit=100, **options)
+        assert added["memory_id"] not in ids(gone), gone
+    kept = await search(client, "how often should a sourdough starter be fed")
+    assert notes.ids["bread"] in ids(kept), "the deletion took another memory with it"
 
 
 # ------------------------------------------------------------------------------------ bad input
@@ -280,17 +341,38 @@ BAD_INPUTS = [
     BadInput("text-missing", "add_memory", lambda: {"metadata": {"source": "nowhere"}}, "text"),
     BadInput("add-unknown-argument", "add_memory", lambda: {"text": "A fine text.", "meta": {}}, "meta"),
     BadInput("query-1001", "search_memory", lambda: {"query": "q" * (MAX_QUERY + 1)}, "query"),
-    BadInput("query-whitespace", "search_memory", lambda: {"query": "   "}, "query"),
+    BadInput("query-whitespace", "search_memory", lambda: {"query": "   "}, "query",
+             "query cannot be empty or whitespace-only"),
     BadInput("query-missing", "search_memory", lambda: {"limit": 5}, "query"),
     BadInput("limit-0", "search_memory", lambda: {"query": "lighthouse", "limit": 0}, "limit"),
     BadInput("limit-101", "search_memory", lambda: {"query": "lighthouse", "limit": 101}, "limit"),
     BadInput("search-unknown-argument", "search_memory", lambda: {"query": "lighthouse", "top_k": 3}, "top_k"),
+    BadInput("text-number", "add_memory", lambda: {"text": 123}, "text"),
+    BadInput("metadata-list", "add_memory", lambda: {"text": "Refused: metadata as a list.", "metadata": [1]},
+             "metadata"),
+    BadInput("metadata-tags-object", "add_memory",
+             lambda: {"text": "Refused: tags as an object.", "metadata": {"tags": {"a": 1}}}, "tags"),
+    BadInput("metadata-source-empty", "add_memory",
+             lambda: {"text": "Refused: an empty source.", "metadata": {"source": ""}}, "source"),
+    BadInput("metadata-date-unreadable", "add_memory",
+             lambda: {"text": "Refused: an unreadable date.", "metadata": {"date": "last Tuesday"}}, "date"),
+    BadInput("query-number", "search_memory", lambda: {"query": 123}, "query"),
+    BadInput("query-empty", "search_memory", lambda: {"query": ""}, "query",
+             "query cannot be empty or whitespace-only"),
+    BadInput("limit-string", "search_memory", lambda: {"query": "lighthouse", "limit": "5"}, "limit"),
+    BadInput("limit-true", "search_memory", lambda: {"query": "lighthouse", "limit": True}, "limit"),
+    BadInput("limit-1.5", "search_memory", lambda: {"query": "lighthouse", "limit": 1.5}, "limit"),
+    BadInput("filters-string", "search_memory", lambda: {"query": "lighthouse", "filters": "x"}, "filters"),
+    BadInput("filters-unknown-key", "search_memory",
+             lambda: {"query": "lighthouse", "filters": {"colour": "red"}}, "filters"),
+    BadInput("filters-date-from-unreadable", "search_memory",
+             lambda: {"query": "lighthouse", "filters": {"date_from": "yesterday"}}, "date_from"),
+    BadInput("filters-date-from-after-date-to", "search_memory", lambda: {"query": "lighthouse", "filters": {
+        "date_from": "2025-01-01T00:00:00Z", "date_to": "2024-01-01T00:00:00Z"}}, "date_from"),
+    BadInput("filters-tags-number", "search_memory", lambda: {"query": "lighthouse", "filters": {"tags": 5}}, "tags"),
+    BadInput("filters-source-empty", "search_memory", lambda: {"query": "lighthouse", "filters": {"source": ""}},
+             "source"),
 ]
-
-
-async def snapshot(client: Any) -> tuple[int, int]:
-    stats = await statistics(client)
-    return stats["total_memories"], stats["total_chunks"]
 
 
 async def check_bad_input(client: Any, notes: Notes, case: BadInput) -> None:

@@ -158,18 +158,23 @@ def test_zapomni_add_search_filters_and_stats(s) -> None:
     add = AddMemory(s.ingest)
     meter = LatencyMeter()
     first = add("Python was made by Guido", {"tags": ["python"], "source": "wiki", "date": "2020-01-01T00:00:00Z"})
-    add("Rust has no garbage collector", {"tags": ["rust"], "source": "blog", "date": "2023-01-01T00:00:00Z"})
+    rust = add("Rust has no garbage collector", {"tags": ["rust"], "source": "blog", "date": "2023-01-01T00:00:00Z"})
     assert add("Python was made by Guido", {"tags": ["python"], "source": "wiki",
                                             "date": "2020-01-01T00:00:00Z"}).duplicate
     synced(s)
     search = SearchMemory(PassageSearch(searcher(s), s.store, s.embedder, s.store), meter)
-    assert [p.artifact.id for p in search("python guido", 5)][:1] == [first.artifact.id]
-    assert search("python guido", 5, {"tags": ["rust"]}) == [] or \
-        all("rust" in p.artifact.labels["tags"] for p in search("python guido", 5, {"tags": ["rust"]}))
-    assert all(p.artifact.labels["source"] == "blog" for p in search("garbage", 5, {"source": "blog"}))
-    assert search("python guido", 5, {"date_from": "2022-01-01T00:00:00Z"}) == [] or \
-        all(p.artifact.ts >= "2022" for p in search("python guido", 5, {"date_from": "2022-01-01T00:00:00Z"}))
-    stats = GetStats(s.store, meter)()
+
+    def ids(query: str, filters: dict[str, object] | None = None) -> list[str]:
+        return [p.artifact.id for p in search(query, 5, filters)]
+    assert ids("python guido")[:1] == [first.artifact.id]
+    # Each filter lets its memory through and keeps the other out, whatever the words ask for.
+    assert ids("garbage collector", {"tags": ["rust"]}) == [rust.artifact.id]
+    assert rust.artifact.id not in ids("garbage collector", {"tags": ["python"]})
+    assert ids("garbage collector", {"source": "blog"}) == [rust.artifact.id]
+    assert rust.artifact.id not in ids("garbage collector", {"source": "wiki"})
+    assert ids("python guido", {"date_to": "2021-01-01T00:00:00Z"}) == [first.artifact.id]
+    assert first.artifact.id not in ids("python guido", {"date_from": "2022-01-01T00:00:00Z"})
+    stats = GetStats(s.store, meter, s.vectors)()
     assert (stats.total_memories, stats.avg_query_latency_ms is not None) == (2, True)
     for call, field in ((lambda: add("   "), "text"), (lambda: search("x" * 1001), "query"),
                         (lambda: search("x", 101), "limit"), (lambda: search("x", 5, {"colour": 1}), "filters")):

@@ -8,7 +8,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from domain.errors import MemtroveError, ValidationError
-from domain.zapomni.usecases import AddMemory, GetStats, SearchMemory
+from domain.zapomni.usecases import MAX_QUERY, MAX_TEXT, AddMemory, GetStats, SearchMemory
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
 
@@ -30,21 +30,24 @@ class ZapomniTools(Toolbox):
 
     @tool("Remember a text (chunked and indexed when large). Metadata: tags (list), source, date (ISO-8601) and "
           "any other JSON values.", writes=True)
-    def add_memory(self, text: Annotated[str, Field(description="Text to remember, up to 10 MB")],
+    def add_memory(self, text: Annotated[str, Field(description="Text to remember, up to 10 MB",
+                                                    min_length=1, max_length=MAX_TEXT)],
                    metadata: Annotated[dict[str, Any] | None, Field(description="Optional: tags, source, date, ...")]
                    = None) -> CallToolResult:
         added = self.use(AddMemory)()(text, metadata)
         a = added.artifact
         preview = text.strip()[:100]
-        said = "Memory already stored" if added.duplicate else "Memory stored"
+        said = ("Memory already being added by another call (searchable when complete)" if added.pending else
+                "Memory already stored" if added.duplicate else "Memory stored")
         return render.ok({"status": "success", "memory_id": a.id, "chunks_created": added.chunks_created,
                           "text_preview": preview, "duplicate": added.duplicate, "error": None},
                          f"{said}. ID: {a.id}, Chunks: {added.chunks_created}")
 
     @tool("Search remembered texts by meaning and words; filters: date_from, date_to, tags, source.",
           annotations=READ_ONLY)
-    def search_memory(self, query: Annotated[str, Field(description="Search query, 1-1000 characters")],
-                      limit: Annotated[int, Field(description="Max results, 1-100")] = 10,
+    def search_memory(self, query: Annotated[str, Field(description="Search query", min_length=1,
+                                                        max_length=MAX_QUERY)],
+                      limit: Annotated[int, Field(description="Max results", ge=1, le=100)] = 10,
                       filters: Annotated[dict[str, Any] | None, Field(
                           description="Optional: date_from, date_to (ISO-8601), tags (all of), source")] = None,
                       ) -> CallToolResult:
