@@ -19,7 +19,7 @@ from tests.e2e import scenario as core
 from tests.e2e import sessions_scenario as sessions
 from tests.e2e import zapomni_scenario as zapomni
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.mcp_procs import BlockingClient, blocking, run_cli, stdio_session
+from tests.support.mcp_procs import BlockingClient, blocking, http_server, http_session, run_cli, stdio_session
 
 pytestmark = pytest.mark.slow
 
@@ -29,11 +29,17 @@ DOCUMENT_TOOLS = {"memory_commit", "canonical_upsert", "canonical_get", "canonic
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]:
-    root = tmp_path_factory.mktemp("e2e-toolsets-all")
-    with blocking(stdio_session(root / "data", ALL, stderr_path=root / "stderr.log")) as connected:
-        yield connected
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]:
+    """One server offering every toolset, per transport."""
+    root = tmp_path_factory.mktemp(f"e2e-toolsets-all-{request.param}")
+    if request.param == "stdio":
+        with blocking(stdio_session(root / "data", ALL, stderr_path=root / "stderr.log")) as connected:
+            yield connected
+    else:
+        with http_server(root / "data", ALL, stderr_path=root / "stderr.log") as server, \
+                blocking(http_session(server.mcp_url)) as connected:
+            yield connected
 
 
 def tool_names(client: BlockingClient) -> list[str]:
@@ -110,6 +116,26 @@ def test_session_report_is_found_by_hybrid_search_until_deleted(client: Blocking
     assert not [i for i in hit_ids(unfiltered) if belongs_to(i, memory_id)], "found without filters after delete"
     gone = client.call("get_memory_by_id", {"memory_id": memory_id})
     sessions.refused(gone, "NotFoundError", what="get_memory_by_id after delete_memory")
+
+
+def test_session_report_deleted_by_artifact_delete_leaves_the_session_tools(client: BlockingClient) -> None:
+    """Stored through spec 001's tools, deleted through core's artifact_delete: gone from every view."""
+    session = "cross-toolset-4343"
+    report = client.run(sessions.call, "store_report", {
+        "agent_id": sessions.EXPLORER, "session_id": session, "content": sessions.PAYMENT_AUDIT, "session_iter": "v1"})
+    memory_id = report["memory_id"]
+    query = {"query": sessions.SECTION_QUERIES["Retry Storms"], "session_id": session}
+    before = client.run(sessions.call, "search_reports_specific_chunks", query)
+    assert any(r["memory_id"] == memory_id for r in before["results"]), before
+    client.run(core.call_ok, "artifact_delete", {"artifact_id": memory_id})
+    after = client.run(sessions.call, "search_reports_specific_chunks", query)
+    assert after["results"] == [], f"a report deleted by artifact_delete is still found: {after}"
+    listed = client.run(sessions.call, "search_reports_full_documents", {"session_id": session})
+    assert listed["results"] == [], listed
+    stats = client.run(sessions.call, "get_session_stats", {"session_id": session})
+    assert stats["total_memories"] == 0, stats
+    sessions.refused(client.call("reconstruct_document", {"memory_id": memory_id}), "NotFoundError",
+                     what="reconstruct_document after artifact_delete")
 
 
 def test_zapomni_memory_is_found_by_search_memory_and_hybrid_search(client: BlockingClient) -> None:
