@@ -13,11 +13,16 @@ from domain.errors import ValidationError
 _RANGE = "0001-01-01 and 9999-12-31"
 
 
+def require_present(field: str, value: object) -> None:
+    """A required value was sent (not missing, not null)."""
+    if value is None:
+        raise ValidationError(field, f"Missing required field: {field}")
+
+
 def require_text(field: str, value: object, max_chars: int, label: str | None = None) -> str:
     """A non-blank string of at most ``max_chars`` characters."""
     name = label or field.capitalize()
-    if value is None:
-        raise ValidationError(field, f"Missing required field: {field}")
+    require_present(field, value)
     if not isinstance(value, str):
         raise ValidationError(field, f"{name} must be a string")
     if "\x00" in value:
@@ -34,8 +39,7 @@ def require_text(field: str, value: object, max_chars: int, label: str | None = 
 
 def require_id(field: str, value: object, prefix: str, pattern: re.Pattern[str], shape: str) -> str:
     """An identifier of the form ``pattern`` (e.g. ``mem_`` + 32 hex characters)."""
-    if value is None:
-        raise ValidationError(field, f"Missing required field: {field}")
+    require_present(field, value)
     if not isinstance(value, str) or not value.startswith(prefix):
         raise ValidationError(field, f"Invalid {field}: must start with '{prefix}'")
     # fullmatch: with match() and a "$" pattern, "mem_<32 hex>\n" passed ("$" matches before a final newline).
@@ -52,8 +56,7 @@ def optional_text(field: str, value: object, max_chars: int, label: str | None =
 
 def require_int(field: str, value: object, low: int, high: int | None = None) -> int:
     """An integer in [low, high]; bools are not integers here."""
-    if value is None:
-        raise ValidationError(field, f"Missing required field: {field}")
+    require_present(field, value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"{field} must be an integer")
     if value < low or (high is not None and value > high):
@@ -66,8 +69,7 @@ def require_int(field: str, value: object, low: int, high: int | None = None) ->
 
 def require_unit_float(field: str, value: object) -> float:
     """A finite number in [0.0, 1.0]."""
-    if value is None:
-        raise ValidationError(field, f"Missing required field: {field}")
+    require_present(field, value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValidationError(field, f"{field} must be a number between 0.0 and 1.0")
     if not 0.0 <= value <= 1.0:
@@ -76,8 +78,7 @@ def require_unit_float(field: str, value: object) -> float:
 
 
 def require_choice(field: str, value: object, choices: Sequence[str]) -> str:
-    if value is None:
-        raise ValidationError(field, f"Missing required field: {field}")
+    require_present(field, value)
     if value not in choices:
         raise ValidationError(field, f"Invalid {field}: {value}. Must be one of: {', '.join(choices)}")
     return str(value)

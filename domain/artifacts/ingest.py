@@ -70,6 +70,7 @@ class IngestResult:
     chunks: list[ArtifactChunk]
     status: str  # "ingested", "replaced", "unchanged" or "indexing" (going on elsewhere)
     job: IngestJob | None = None
+    joined: bool = False  # indexing: the same content was under way before this call came (not its own work)
 
     @property
     def stored_ids(self) -> list[str]:
@@ -119,7 +120,7 @@ class IngestArtifact:
             if job is not None and job.status == INDEXING:
                 claimed = self.store.claim_job(art_id, job.version, worker, self._lease(), self.now())
                 if claimed is None and job.version == version:
-                    return self._under_way(job)
+                    return self._under_way(job, joined=True)
                 if claimed is None:
                     raise ValidationError("source_id", f"Artifact {art_id} (source_id {fields['source_id']!r}) is being "
                                                        "ingested concurrently with different content; retry when it is done")
@@ -164,15 +165,15 @@ class IngestArtifact:
     def _lease(self) -> float:
         return self.now() + self.lease_seconds
 
-    def _under_way(self, job: IngestJob) -> IngestResult:
+    def _under_way(self, job: IngestJob, joined: bool) -> IngestResult:
         begun = self.store.pending_artifact(job.artifact_id, job.version)
         if begun is None:
             done = self.store.get_artifact(job.artifact_id)
             if done is not None and done.version == job.version:  # committed meanwhile
                 return IngestResult(done, self.store.chunks_of(job.artifact_id), "unchanged")
-            return IngestResult(None, [], INDEXING, job)  # its chunks are still being cut
+            return IngestResult(None, [], INDEXING, job, joined)  # its chunks are still being cut
         artifact, chunks = begun
-        return IngestResult(replace(artifact, content=None), chunks, INDEXING, job)
+        return IngestResult(replace(artifact, content=None), chunks, INDEXING, job, joined)
 
     def _chunker(self, asked: object, fields: dict[str, Any], content: str) -> Chunker:
         """The caller's choice, else the configured one; "auto" picks by type and content."""
@@ -250,7 +251,7 @@ class IngestArtifact:
             if not self.store.add_pending_vectors(job, collection, records):
                 if self.store.ingest_job(artifact.id) is None:
                     raise NotFoundError(f"Artifact {artifact.id} was deleted while it was being ingested")
-                return self._under_way(job)  # another worker took the job over and will finish it
+                return self._under_way(job, joined=False)  # another worker took this job over and finishes it
             self.checkpoint(f"vectors_{number}")
             progress(artifact.id, done, len(targets))
         status = "replaced" if replacing else "ingested"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from domain.artifacts.ingest import IngestArtifact, Progress
 from domain.artifacts.input import IngestRequest
 from domain.chunking import content_hash
-from domain.errors import ValidationError
+from domain.errors import StorageError
 from domain.model import Artifact
 from domain.sessions.scope import KINDS, ORCHESTRATOR, SOURCE, check_content, first_heading, iteration_order
 from domain.validation import optional_text, require_choice, require_text
@@ -36,11 +36,14 @@ class StoredSessionMemory:
 
 @dataclass(frozen=True, slots=True)
 class BeingStored:
-    """The same memory is being stored by another call right now: its id and how far its embedding got."""
+    """The memory is being stored in the background: its id, how far its embedding got, its chunks (None
+    while they are cut), and whether another call had begun it (a duplicate) or took this call's over."""
 
     memory_id: str
     done: int
     total: int
+    chunks: int | None
+    duplicate: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +59,13 @@ class StoreSessionMemory:
     def run(self, planned: IngestRequest, progress: Progress | None = None) -> StoredSessionMemory | BeingStored:
         """Ingest a planned memory (``progress`` hears how far its embedding got)."""
         result = self.ingest(planned, progress)
-        if result.job is not None:  # another call is storing this very memory right now
-            return BeingStored(result.job.artifact_id, result.job.done, result.job.total)
-        if result.artifact is None:
-            raise ValidationError("content", "The same memory is being stored by another call; retry in a moment")
-        return StoredSessionMemory(result.artifact, result.artifact.num_chunks, result.status == "unchanged")
+        artifact, job = result.artifact, result.job
+        if job is not None:  # being stored by another call (or it took this call's work over)
+            chunks = artifact.num_chunks if artifact is not None else None
+            return BeingStored(job.artifact_id, job.done, job.total, chunks, result.joined)
+        if artifact is None:  # not expected: an ingest without its artifact names its job
+            raise StorageError("The memory's ingest returned neither the memory nor its job")
+        return StoredSessionMemory(artifact, artifact.num_chunks, result.status == "unchanged")
 
     def plan(self, request: StoreSessionRequest) -> IngestRequest:
         """The memory's scope checked (bad input refused before anything runs) and its ingest request."""

@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from domain.artifacts.ingest import INDEXING, IngestArtifact
+from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.input import IngestRequest, utf8_size
 from domain.chunking import content_hash
-from domain.errors import ValidationError
-from domain.model import TAG_PREFIX, Artifact
+from domain.errors import StorageError, ValidationError
+from domain.model import TAG_PREFIX
 from domain.ports import ArtifactScopes, VectorIndex
 from domain.search.filters import check_tags
 from domain.search.passages import Passage, PassageSearch
@@ -85,10 +85,10 @@ def check_metadata(metadata: object) -> tuple[dict[str, Any], str | None]:
 
 @dataclass(frozen=True, slots=True)
 class AddedMemory:
-    artifact: Artifact
-    chunks_created: int
-    duplicate: bool  # this memory was already stored, or (``pending``) is being stored by another call
-    pending: bool = False
+    memory_id: str
+    chunks_created: int  # 0 while a memory being stored elsewhere is still cut into chunks
+    duplicate: bool  # this memory was already stored, or already being stored by another call
+    pending: bool = False  # being stored in the background (by another call, or one that took this one's over)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +101,13 @@ class AddMemory:
         identity = json.dumps([labels, date, content_hash(content)], sort_keys=True)
         source_id = hashlib.sha256(identity.encode()).hexdigest()
         result = self.ingest(IngestRequest("note", SOURCE, content, source_id=source_id, ts=date, labels=labels))
-        if result.artifact is None:
-            raise ValidationError("text", "The same memory is being added by another call; retry in a moment")
-        pending = result.status == INDEXING
-        return AddedMemory(result.artifact, result.artifact.num_chunks, pending or result.status == "unchanged", pending)
+        artifact, job = result.artifact, result.job
+        if job is not None:
+            return AddedMemory(job.artifact_id, artifact.num_chunks if artifact is not None else 0, result.joined,
+                               pending=True)
+        if artifact is None:  # not expected: an ingest without its artifact names its job
+            raise StorageError("The memory's ingest returned neither the memory nor its job")
+        return AddedMemory(artifact.id, artifact.num_chunks, result.status == "unchanged")
 
 
 def check_filters(filters: object) -> dict[str, Any]:

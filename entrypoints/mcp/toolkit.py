@@ -24,7 +24,8 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from adapters import request_scope
 from domain.access.principal import AccessTally, Principal, local_principal
-from domain.errors import MemtroveError, StorageError, ValidationError
+from domain.errors import MemtroveError, StorageError
+from domain.validation import require_present
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.tooling import lax_tool
 from entrypoints.runtime import Runtime
@@ -94,18 +95,16 @@ class Toolbox:
         required = [n for n, p in signature.parameters.items()
                     if p.default is inspect.Parameter.empty and n != "ctx"] if self.checks_required else []
 
-        def action(arguments: dict[str, Any]) -> CallToolResult:
-            for field in required:
-                if arguments.get(field) is None:
-                    raise ValidationError(field, f"Missing required field: {field}")
-            return method(**arguments)
-
         @functools.wraps(method)
         def call(**arguments: Any) -> CallToolResult:
             ctx = arguments.get("ctx") if wants_ctx else arguments.pop("ctx", None)
             principal = identity.transport_principal(ctx, self.local)
-            return run_tool(self.runtime, name, lambda: action(arguments), meta, self.failure_of(name), principal,
-                            arguments)
+
+            def check() -> None:  # before the store is looked at: bad input is bad input, store up or down
+                for field in required:
+                    require_present(field, arguments.get(field))
+            return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure_of(name), principal,
+                            arguments, check)
 
         if not wants_ctx:  # the SDK injects the call's Context where the signature asks for it
             extra = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
@@ -116,20 +115,23 @@ class Toolbox:
 
 def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
              failure: Failure, principal: Principal | None = None,
-             arguments: dict[str, Any] | None = None) -> CallToolResult:
+             arguments: dict[str, Any] | None = None, check: Callable[[], None] | None = None) -> CallToolResult:
     """One log line per call; domain errors become tool errors, an unexpected one a storage error. The
-    call runs as ``principal`` (the local owner if None), under a request id every log line carries."""
+    call runs as ``principal`` (the local owner if None), under a request id every log line carries;
+    ``check`` refuses bad input before the store is checked."""
     with request_scope.scope(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
             logger.contextualize(request_id=context.request_id, actor=context.actor):
-        return _run(runtime, name, action, meta, failure, arguments or {}, context.tally)
+        return _run(runtime, name, action, meta, failure, arguments or {}, context.tally, check)
 
 
-def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
-         failure: Failure, arguments: dict[str, Any], tally: AccessTally) -> CallToolResult:
+def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta, failure: Failure,
+         arguments: dict[str, Any], tally: AccessTally, check: Callable[[], None] | None) -> CallToolResult:
     started = time.perf_counter()
     status = "ok"
     body: dict[str, Any] | None = None
     try:
+        if check is not None:
+            check()
         if meta.needs_store:
             runtime.ensure_ready()
         result = action()

@@ -13,9 +13,10 @@ are packed into chunks of at most ``spec.target_tokens`` and no chunk spans two 
   tokens back (never inside code or a table, never so far that it passes the target); the first
   chunk of a section starts exactly at its heading line.
 - Metadata: ``heading_path`` (titles of the enclosing headings, outermost first), their
-  ``heading_levels`` (1-6, same order) and ``section_anchor``: ``h{level}:`` (the section heading's own level, 1-6) and the slugs of the path
-  joined by ``.``; a repeated anchor gets ``-2``, ``-3``... Text before the first heading has
-  ``heading_path: []``, ``heading_levels: []`` and anchor ``h0:``. Headings nested in lists or quotes are text.
+  ``heading_levels`` (1-6, same order) and ``section_anchor``: ``h{level}:`` (the section heading's
+  own level, 1-6) and the slugs of the path joined by ``.``; a repeated anchor gets ``-2``,
+  ``-3``... Text before the first heading has ``heading_path: []``, ``heading_levels: []`` and
+  anchor ``h0:``. Headings nested in lists or quotes are text.
 
 The text is tokenized once; block sizes are counted by bisecting the token starts, so the cost is
 linear in the text's size.

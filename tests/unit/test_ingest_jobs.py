@@ -72,6 +72,7 @@ def test_the_same_content_while_a_job_is_under_way_answers_indexing(aworld) -> N
     calls = len(aworld.embedder.calls)
     result = ingest_uc(aworld, at=T0 + 30)(DOC)
     assert result.status == "indexing" and result.job == job and result.artifact.id == ART
+    assert result.joined  # another call's work: this one is a duplicate of it
     assert result.artifact.content is None and len(result.chunks) == job.total
     assert len(aworld.embedder.calls) == calls and aworld.artifacts.ingest_job(ART) == job  # left to its worker
 
@@ -88,8 +89,21 @@ def test_the_same_content_while_another_worker_still_cuts_it_answers_indexing(aw
     assert job is not None and job.status == "indexing" and job.total == 0
     assert aworld.artifacts.pending_versions() == []
     result = ingest_uc(aworld, at=T0 + 30)(DOC)
-    assert result.status == "indexing" and result.artifact is None and result.job == job
+    assert result.status == "indexing" and result.artifact is None and result.job == job and result.joined
     assert result.chunks == [] and result.stored_ids == [] and aworld.artifacts.ingest_job(ART) == job
+
+
+def test_a_call_whose_own_job_is_taken_over_is_not_a_duplicate(aworld) -> None:
+    """Its lease taken by another worker mid-run, a call answers indexing for its own work, not joined."""
+    job = begun_elsewhere(aworld)
+
+    def taken_over(point: str) -> None:
+        if point == "vectors_0":  # after this call's first batch, another worker claims the job
+            assert aworld.artifacts.claim_job(ART, job.version, "other:worker", T0 + 900, T0 + 800) is not None
+
+    result = ingest_uc(aworld, at=T0 + 61, checkpoint=taken_over)(DOC)
+    assert result.status == "indexing" and result.job is not None and not result.joined
+    assert aworld.artifacts.ingest_job(ART).lease_owner == "other:worker"
 
 
 def test_other_content_while_a_job_is_under_way_is_refused(aworld) -> None:

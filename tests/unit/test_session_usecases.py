@@ -166,14 +166,14 @@ def test_zapomni_add_search_filters_and_stats(s) -> None:
 
     def ids(query: str, filters: dict[str, object] | None = None) -> list[str]:
         return [p.artifact.id for p in search(query, 5, filters)]
-    assert ids("python guido")[:1] == [first.artifact.id]
+    assert ids("python guido")[:1] == [first.memory_id]
     # Each filter lets its memory through and keeps the other out, whatever the words ask for.
-    assert ids("garbage collector", {"tags": ["rust"]}) == [rust.artifact.id]
-    assert rust.artifact.id not in ids("garbage collector", {"tags": ["python"]})
-    assert ids("garbage collector", {"source": "blog"}) == [rust.artifact.id]
-    assert rust.artifact.id not in ids("garbage collector", {"source": "wiki"})
-    assert ids("python guido", {"date_to": "2021-01-01T00:00:00Z"}) == [first.artifact.id]
-    assert first.artifact.id not in ids("python guido", {"date_from": "2022-01-01T00:00:00Z"})
+    assert ids("garbage collector", {"tags": ["rust"]}) == [rust.memory_id]
+    assert rust.memory_id not in ids("garbage collector", {"tags": ["python"]})
+    assert ids("garbage collector", {"source": "blog"}) == [rust.memory_id]
+    assert rust.memory_id not in ids("garbage collector", {"source": "wiki"})
+    assert ids("python guido", {"date_to": "2021-01-01T00:00:00Z"}) == [first.memory_id]
+    assert first.memory_id not in ids("python guido", {"date_from": "2022-01-01T00:00:00Z"})
     stats = GetStats(s.store, meter, s.vectors)()
     assert (stats.total_memories, stats.avg_query_latency_ms is not None) == (2, True)
     for call, field in ((lambda: add("   "), "text"), (lambda: search("x" * 1001), "query"),

@@ -92,19 +92,20 @@ def stored(result: StoredSessionMemory) -> CallToolResult:
                "message": message}, message)
 
 
-def storing(planned: IngestRequest, latest: tuple[str, int, int] | None, duplicate: bool = False) -> CallToolResult:
+def storing(planned: IngestRequest, latest: tuple[str, int, int] | None, chunks: int | None,
+            duplicate: bool = False) -> CallToolResult:
     """The memory is being embedded in the background: the call's budget ran out, or (``duplicate``)
-    another call is storing the same memory. ``chunks_created`` is known once it is cut (0: kept whole)."""
+    another call is storing the same memory. ``chunks_created``: 0 for a memory kept whole, else its
+    chunks once known (None while they are cut)."""
     labels = dict(planned.labels or {})
     memory_id, done, total = latest or (None, 0, 0)
     said = "Memory already being stored (duplicate content in this scope)" if duplicate else "Storing"
     message = (f"{said} {labels.get('memory_type')} {memory_id or ''}: {done} of {total} pieces embedded; it goes on "
                "in the background and is searchable when complete")
-    chunks = 0 if planned.keep_whole else (total or None)
     return ok({"memory_id": memory_id, "memory_type": labels.get("memory_type"), "agent_id": labels.get("agent_id"),
                "session_id": labels.get("session_id"), "content_hash": content_hash(planned.content)[:16],
-               "chunks_created": chunks, "created_at": None, "duplicate": duplicate, "status": "indexing",
-               "chunks_done": done, "chunks_total": total, "message": message}, message)
+               "chunks_created": 0 if planned.keep_whole else chunks, "created_at": None, "duplicate": duplicate,
+               "status": "indexing", "chunks_done": done, "chunks_total": total, "message": message}, message)
 
 
 def memory(m: SessionMemory, similarity: float = SCOPED_SIMILARITY, source: str = "scoped") -> dict[str, Any]:

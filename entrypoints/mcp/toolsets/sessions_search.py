@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from domain.search.usecases import check_flag
 from domain.sessions.scope import scope_filter
 from domain.sessions.search import FineSearch, MemorySearch, ScopedLookup, SectionSearch, check_query
 from entrypoints.mcp.toolkit import READ_ONLY, tool
@@ -76,9 +77,10 @@ class SessionSearchTools(out.SessionsToolbox):
         if query is None:
             return self._scoped("system_memory", limit, latest_first, **scope)
         labels = scope_filter("system_memory", **scope)
+        newest = check_flag("latest_first", latest_first)  # checked, though a query ranks by its passages
         found = self.use(MemorySearch)()(query, labels, limit)
         return out.memories([out.memory(m, similarity, "vector") for m, similarity in found], query, labels,
-                            limit, True)
+                            limit, newest)
 
 
 GRANULARITIES = {"specific_chunks": ("fine", 10, "FINE: the best chunks (~a section each), similarity per chunk"),

@@ -33,9 +33,10 @@ class SessionStoreTools(out.SessionsToolbox):
         result = run_long(self.runtime, ctx, lambda progress: put.run(planned, progress),
                           self.runtime.settings.memtrove_call_budget)
         if isinstance(result, StillRunning):
-            return out.storing(planned, result.latest)
-        if isinstance(result, BeingStored):  # the same memory, already on its way in through another call
-            return out.storing(planned, (result.memory_id, result.done, result.total), duplicate=True)
+            return out.storing(planned, result.latest, None)
+        if isinstance(result, BeingStored):  # on its way in through another call
+            return out.storing(planned, (result.memory_id, result.done, result.total), result.chunks,
+                               result.duplicate)
         return out.stored(result)
 
     @tool("Store session context (main orchestrator): a session snapshot for continuity.", writes=True)

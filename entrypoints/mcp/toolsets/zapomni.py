@@ -30,18 +30,18 @@ class ZapomniTools(Toolbox):
 
     @tool("Remember a text (chunked and indexed when large). Metadata: tags (list), source, date (ISO-8601) and "
           "any other JSON values.", writes=True)
-    def add_memory(self, text: Annotated[str, Field(description="Text to remember, up to 10 MB",
+    def add_memory(self, text: Annotated[str, Field(description="Text to remember, up to 10 MB (UTF-8)",
                                                     min_length=1, max_length=MAX_TEXT)],
                    metadata: Annotated[dict[str, Any] | None, Field(description="Optional: tags, source, date, ...")]
                    = None) -> CallToolResult:
         added = self.use(AddMemory)()(text, metadata)
-        a = added.artifact
         preview = text.strip()[:100]
-        said = ("Memory already being added by another call (searchable when complete)" if added.pending else
+        said = ("Memory already being added by another call (searchable when complete)" if added.pending
+                and added.duplicate else "Memory being stored (searchable when complete)" if added.pending else
                 "Memory already stored" if added.duplicate else "Memory stored")
-        return render.ok({"status": "success", "memory_id": a.id, "chunks_created": added.chunks_created,
+        return render.ok({"status": "success", "memory_id": added.memory_id, "chunks_created": added.chunks_created,
                           "text_preview": preview, "duplicate": added.duplicate, "error": None},
-                         f"{said}. ID: {a.id}, Chunks: {added.chunks_created}")
+                         f"{said}. ID: {added.memory_id}, Chunks: {added.chunks_created}")
 
     @tool("Search remembered texts by meaning and words; filters: date_from, date_to, tags, source.",
           annotations=READ_ONLY)
