@@ -61,8 +61,14 @@ def scope_filter(memory_type: str | None = None, **scope: object) -> dict[str, s
 
 def first_heading(content: str) -> str | None:
     """A Markdown document's title: its first ATX heading's text."""
-    match = re.search(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", content, re.MULTILINE)
-    return match.group(1).strip()[:500] if match else None
+    found = heading_of(content)
+    return found[1] if found else None
+
+
+def heading_of(content: str) -> tuple[int, str] | None:
+    """A Markdown document's first ATX heading: its level and its text."""
+    match = re.search(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$", content, re.MULTILINE)
+    return (len(match.group(1)), match.group(2).strip()[:500]) if match else None
 
 
 @dataclass(frozen=True, slots=True)

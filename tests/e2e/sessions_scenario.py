@@ -932,6 +932,7 @@ async def check_expand_chunk_context(client: Any, world: World) -> None:
     assert (whole["memory_id"], whole["target_chunk_index"], whole["chunks_returned"]) == (
         world.id("s1_sys"), 0, 1), whole
     assert whole["expanded_content"] == PAYMENTS_COMMANDS and whole["chunks"][0]["chunk_id"] == world.id("s1_sys")
+    assert (whole["chunks"][0]["header_path"], whole["chunks"][0]["level"]) == ("", 0), whole  # no heading, no title
 
 
 async def check_reconstruct_document(client: Any, world: World) -> None:

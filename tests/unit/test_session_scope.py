@@ -12,6 +12,7 @@ from domain.sessions.scope import (
     first_heading,
     header_path,
     heading_line,
+    heading_of,
     iteration_order,
     scope_filter,
     section_key,
@@ -219,3 +220,9 @@ def test_first_heading() -> None:
     assert first_heading(DOC) == "Title"
     assert first_heading("no heading here") is None
     assert first_heading("text\n\n## Closed heading ##\n") == "Closed heading"
+
+
+def test_the_first_heading_of_a_memory_kept_whole_keeps_its_level() -> None:
+    assert heading_of("Intro line.\n\n## Overview ##\n\nText.\n") == (2, "Overview")
+    assert heading_of("#hashtag is not a heading\n") is None and first_heading("no heading") is None
+    assert first_heading("### Deep title\n") == "Deep title"

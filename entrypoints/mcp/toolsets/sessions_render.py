@@ -11,7 +11,8 @@ from domain.artifacts.input import IngestRequest
 from domain.chunking import content_hash
 from domain.errors import MemtroveError, ValidationError
 from domain.model import ArtifactChunk
-from domain.sessions.scope import SessionMemory, chunk_type, header_path, heading_line, section_level, session_label
+from domain.sessions.scope import (SessionMemory, chunk_type, header_path, heading_line, heading_of, section_level,
+                                   session_label)
 from domain.search.passages import Passage
 from domain.sessions.search import SCOPED_SIMILARITY, Section
 from domain.sessions.store import StoredSessionMemory
@@ -136,20 +137,23 @@ def chunk_fields(chunk: ArtifactChunk) -> dict[str, Any]:
     return {"chunk_type": chunk_type(chunk), "header_path": header_path(chunk), "level": section_level(chunk)}
 
 
-def whole_fields(title: str | None) -> dict[str, Any]:
-    return {"chunk_type": "text", "header_path": f"# {title}" if title else "", "level": 1 if title else 0}
+def whole_fields(title: str | None, content: str) -> dict[str, Any]:
+    """A memory kept whole: its title at the level of the heading it came from (else a top heading)."""
+    heading = heading_of(content)
+    level = heading[0] if heading and heading[1] == title else 1 if title else 0
+    return {"chunk_type": "text", "header_path": f"{'#' * level} {title}" if title else "", "level": level}
 
 
 def passage(p: Passage) -> dict[str, Any]:
     c = p.chunk
     return {"chunk_id": c.id if c else p.artifact.id, "memory_id": p.artifact.id, "chunk_index": c.index if c else 0,
-            "chunk_content": p.text, **(chunk_fields(c) if c else whole_fields(p.artifact.title)),
+            "chunk_content": p.text, **(chunk_fields(c) if c else whole_fields(p.artifact.title, p.text)),
             "similarity": p.similarity, "source": "chunk", "granularity": "fine"}
 
 
 def section(s: Section) -> dict[str, Any]:
     path = (heading_line(s.chunks[0], len(s.key)) if s.chunks else "") or \
-        (header_path(s.chunks[0]) if s.chunks else whole_fields(s.artifact.title)["header_path"])
+        (header_path(s.chunks[0]) if s.chunks else whole_fields(s.artifact.title, s.content)["header_path"])
     return {"memory_id": s.artifact.id, "section_header": path, "section_content": s.content, "header_path": path,
             "chunks_in_section": max(1, len(s.chunks)), "matched_chunks": s.matched,
             "match_ratio": round(s.match_ratio, 4), "auto_merged": s.match_ratio >= 0.6, "similarity": s.similarity,

@@ -39,7 +39,8 @@ class SessionUtilityTools(out.SessionsToolbox):
                              ) -> CallToolResult:
         found = self.use(ExpandChunk)()(chunk_id, surrounding_chunks)
         chunks = [{"chunk_id": c.id, "chunk_index": c.index, "content": c.content,
-                   **(out.chunk_fields(c) if c.id != found.artifact.id else out.whole_fields(found.artifact.title))}
+                   **(out.chunk_fields(c) if c.id != found.artifact.id
+                      else out.whole_fields(found.artifact.title, c.content))}
                   for c in found.chunks]
         expanded = "\n\n".join(c.content for c in found.chunks)
         message = f"Chunk {found.target.index} of {found.artifact.id} with {len(chunks) - 1} around it"
