@@ -155,8 +155,9 @@ def artifact_hit(artifact: Artifact, score: float) -> Hit:
 
 
 def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
-    """A chunk with what its chunker knew of it (heading path, speaker, ...) under ``structure``, if anything."""
-    structure = {k: v for k, v in chunk.metadata.items() if k != "indexed"}
+    """A chunk with what its chunker knew of it (heading path, speaker, ...) under ``structure``, if anything
+    (not the headings' levels: the sessions' header_path reads them; a result page has no tokens to spare)."""
+    structure = {k: v for k, v in chunk.metadata.items() if k not in ("indexed", "heading_levels")}
     return Hit(chunk.id, "chunk", score, chunk.content, {
         "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": chunk.index,
         "provenance": provenance(artifact), **({"structure": structure} if structure else {}),
