@@ -65,12 +65,16 @@ def _no_checkpoint(_: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class IngestResult:
-    # None only while another worker is still cutting the artifact into chunks (``job`` says which).
-    artifact: Artifact | None
+    artifact: Artifact | None  # None only while another worker still cuts it into chunks (``job`` says which)
     chunks: list[ArtifactChunk]
     status: str  # "ingested", "replaced", "unchanged" or "indexing" (going on elsewhere)
     job: IngestJob | None = None
     joined: bool = False  # indexing: the same content was under way before this call came (not its own work)
+
+    def settled(self) -> Artifact:  # a result with no job under way has its artifact (one without names its job)
+        if self.artifact is None:
+            raise StorageError("The ingest returned neither the artifact nor its job")
+        return self.artifact
 
     @property
     def stored_ids(self) -> list[str]:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from domain.artifacts.ingest import IngestArtifact, Progress
 from domain.artifacts.input import IngestRequest
 from domain.chunking import content_hash
-from domain.errors import StorageError
 from domain.model import Artifact
 from domain.sessions.scope import KINDS, ORCHESTRATOR, SOURCE, check_content, first_heading, iteration_order
 from domain.validation import optional_text, require_choice, require_text
@@ -59,12 +58,11 @@ class StoreSessionMemory:
     def run(self, planned: IngestRequest, progress: Progress | None = None) -> StoredSessionMemory | BeingStored:
         """Ingest a planned memory (``progress`` hears how far its embedding got)."""
         result = self.ingest(planned, progress)
-        artifact, job = result.artifact, result.job
+        job = result.job
         if job is not None:  # being stored by another call (or it took this call's work over)
-            chunks = artifact.num_chunks if artifact is not None else None
+            chunks = result.artifact.num_chunks if result.artifact is not None else None
             return BeingStored(job.artifact_id, job.done, job.total, chunks, result.joined)
-        if artifact is None:  # not expected: an ingest without its artifact names its job
-            raise StorageError("The memory's ingest returned neither the memory nor its job")
+        artifact = result.settled()
         return StoredSessionMemory(artifact, artifact.num_chunks, result.status == "unchanged")
 
     def plan(self, request: StoreSessionRequest) -> IngestRequest:

@@ -18,7 +18,7 @@ from typing import Any
 from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.input import IngestRequest, utf8_size
 from domain.chunking import content_hash
-from domain.errors import StorageError, ValidationError
+from domain.errors import ValidationError
 from domain.model import TAG_PREFIX
 from domain.ports import ArtifactScopes, VectorIndex
 from domain.search.filters import check_tags
@@ -101,12 +101,11 @@ class AddMemory:
         identity = json.dumps([labels, date, content_hash(content)], sort_keys=True)
         source_id = hashlib.sha256(identity.encode()).hexdigest()
         result = self.ingest(IngestRequest("note", SOURCE, content, source_id=source_id, ts=date, labels=labels))
-        artifact, job = result.artifact, result.job
+        job = result.job
         if job is not None:
-            return AddedMemory(job.artifact_id, artifact.num_chunks if artifact is not None else 0, result.joined,
-                               pending=True)
-        if artifact is None:  # not expected: an ingest without its artifact names its job
-            raise StorageError("The memory's ingest returned neither the memory nor its job")
+            chunks = result.artifact.num_chunks if result.artifact is not None else 0
+            return AddedMemory(job.artifact_id, chunks, result.joined, pending=True)
+        artifact = result.settled()
         return AddedMemory(artifact.id, artifact.num_chunks, result.status == "unchanged")
 
 

@@ -53,15 +53,15 @@ _RESULT_FIELDS: dict[str, dict[str, Any]] = {
     "cleanup_old_memories": {"memories_deleted": 0, "chunks_deleted": 0, "dry_run": None},
     "search_session_context": _MEMORIES, "search_input_prompts": _MEMORIES, "search_system_memory": _MEMORIES,
 }
-_GRANULARITY = {"_specific_chunks": "fine", "_section_context": "medium", "_full_documents": "coarse"}
+GRANULARITY = {"specific_chunks": "fine", "section_context": "medium", "full_documents": "coarse"}  # by tool suffix
 
 
 def result_fields(tool: str) -> dict[str, Any]:
     """The result fields of a sessions tool at None or their defaults, for its error responses."""
     if tool.startswith("store_"):
         return _STORED
-    for suffix, granularity in _GRANULARITY.items():
-        if tool.endswith(suffix):
+    for suffix, granularity in GRANULARITY.items():
+        if tool.endswith(f"_{suffix}"):
             return {**(_MEMORIES if granularity == "coarse" else {"results": [], "total_results": 0}),
                     "granularity": granularity}
     return _RESULT_FIELDS.get(tool, {})
@@ -152,8 +152,9 @@ def passage(p: Passage) -> dict[str, Any]:
 
 
 def section(s: Section) -> dict[str, Any]:
-    path = (heading_line(s.chunks[0], len(s.key)) if s.chunks else "") or \
-        (header_path(s.chunks[0]) if s.chunks else whole_fields(s.artifact.title, s.content)["header_path"])
+    # The key is the path's first two titles: no key, no headings above the section's chunks either.
+    path = (heading_line(s.chunks[0], len(s.key)) if s.chunks
+            else whole_fields(s.artifact.title, s.content)["header_path"])
     return {"memory_id": s.artifact.id, "section_header": path, "section_content": s.content, "header_path": path,
             "chunks_in_section": max(1, len(s.chunks)), "matched_chunks": s.matched,
             "match_ratio": round(s.match_ratio, 4), "auto_merged": s.match_ratio >= 0.6, "similarity": s.similarity,

@@ -83,10 +83,10 @@ class SessionSearchTools(out.SessionsToolbox):
                             limit, newest)
 
 
-GRANULARITIES = {"specific_chunks": ("fine", 10, "FINE: the best chunks (~a section each), similarity per chunk"),
-                 "section_context": ("medium", 5, "MEDIUM: matching chunks grouped by H1 > H2 section, each "
-                                                  "section whole, auto_merged when >= 60% of it matched"),
-                 "full_documents": ("coarse", 3, "COARSE: whole documents in scope order (similarity 2.0)")}
+GRANULARITIES = {"specific_chunks": (10, "FINE: the best chunks (~a section each), similarity per chunk"),
+                 "section_context": (5, "MEDIUM: matching chunks grouped by H1 > H2 section, each section whole, "
+                                        "auto_merged when >= 60% of it matched"),
+                 "full_documents": (3, "COARSE: whole documents in scope order (similarity 2.0)")}  # default limit
 KINDS = {"reports": ("report", "reports"), "working_memory": ("working_memory", "working memory"),
          "knowledge_base": ("knowledge_base", "knowledge base entries")}
 
@@ -97,7 +97,7 @@ SCOPES = {"agent_id": Agent, "session_id": Session, "session_iter": Iteration, "
 def _granular(kind: str, suffix: str) -> Callable[..., CallToolResult]:
     """``search_{kind}_{suffix}``: the query, the kind's scope filters, the limit (COARSE: and the order)."""
     memory_type, shown = KINDS[kind]
-    granularity, default, summary = GRANULARITIES[suffix]
+    granularity, (default, summary) = out.GRANULARITY[suffix], GRANULARITIES[suffix]
     coarse = granularity == "coarse"
     scope = ("agent_id", "category") if kind == "knowledge_base" else ("agent_id", "session_id", "session_iter",
                                                                        "task_code")
