@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain.access.principal import RequestContext
-from domain.access.rules import expiry, owned
+from datetime import datetime, timezone
+
+from domain.access.principal import LOCAL_USER, RequestContext
+from domain.access.rules import custom_keys, days, expiry, owned
+from domain.errors import ValidationError
 from domain.model import RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES
-from domain.validation import require_choice
+from domain.validation import format_ts, require_choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,13 +26,26 @@ class Privacy:
     retention_days: int | None = None  # retention custom: days after the item's timestamp
 
     def checked(self) -> dict[str, Any]:
-        """The three spec fields, validated (the field named in any error), with retention_days checked."""
+        """The three spec fields, validated (the field named in any error). ``visible_to`` and
+        ``retention_days`` are checked whatever the others say, and refused where they would do nothing:
+        a field the others make meaningless is a caller's mistake, not something to drop silently."""
         fields = {
             "sensitivity": require_choice("sensitivity", self.sensitivity, SENSITIVITIES),
             "visibility_scope": require_choice("visibility_scope", self.visibility_scope, VISIBILITY_SCOPES),
             "retention_policy": require_choice("retention_policy", self.retention_policy, RETENTION_POLICIES),
         }
-        expiry(fields["retention_policy"], 0.0, self.retention_days)
+        custom_keys(self.visible_to)
+        if self.visible_to and fields["visibility_scope"] != "custom":  # [] names nobody: as if left out
+            raise ValidationError("visible_to", f"visible_to needs visibility_scope=custom (got visibility_scope="
+                                                f"{fields['visibility_scope']}): leave visible_to out or set both")
+        if self.retention_days is not None:
+            days(self.retention_days)
+            if fields["retention_policy"] != "custom":
+                raise ValidationError("retention_days", f"retention_days needs retention_policy=custom (got "
+                                                        f"retention_policy={fields['retention_policy']}): leave "
+                                                        f"retention_days out or set both")
+        # custom without visible_to (only its owner) or without retention_days (kept) is spec 000's own
+        # custom, whose rule it defers: accepted, and the answer shows who reads it and when it expires.
         return fields
 
     def fields(self, context: RequestContext, ts_epoch: float) -> dict[str, Any]:
@@ -37,6 +53,34 @@ class Privacy:
         fields = self.checked()
         return {**fields, **owned(context, fields["visibility_scope"], self.visible_to),
                 "expires_epoch": expiry(fields["retention_policy"], ts_epoch, self.retention_days)}
+
+    def written(self, context: RequestContext, ts_epoch: float, now: float) -> dict[str, Any]:
+        """``fields`` of an item somebody can read once written: see ``check_readable``."""
+        fields = self.fields(context, ts_epoch)
+        check_readable(context, fields["sensitivity"], fields["acl"], fields["expires_epoch"], now)
+        return fields
+
+
+def check_readable(context: RequestContext, sensitivity: str, acl: Sequence[str], expires_epoch: float,
+                   now: float) -> None:
+    """Refuse a write nobody could read: expired before it is written, or above its writer's clearance
+    with nobody else in its audience. Stored, it would answer 'stored' and then 'not found'.
+
+    Writing above one's clearance for a wider audience (a team, an org, named readers) is allowed, as
+    in any clearance scheme ("write up"); the answer then says who can read it (``readers``)."""
+    principal = context.principal
+    if not principal.may_read(sensitivity) and set(acl) <= {f"u:{principal.user_id}"}:
+        where = " (the local owner's is set by MEMTROVE_LOCAL_CLEARANCE)" if principal.user_id == LOCAL_USER else ""
+        raise ValidationError("sensitivity", f"sensitivity {sensitivity} is above your clearance "
+                                             f"({principal.clearance}{where}) and only you may read it: nobody "
+                                             f"could read it back, so nothing was stored. Use "
+                                             f"{' or '.join(principal.sensitivities())}, or open it to readers "
+                                             f"cleared for {sensitivity} (visibility_scope team, org or custom)")
+    if expires_epoch <= now:
+        until = format_ts(datetime.fromtimestamp(expires_epoch, timezone.utc))
+        raise ValidationError("ts", f"ts with this retention_policy expired at {until}, before now: the item would "
+                                    f"be gone as soon as it is written, so nothing was stored. Give a later ts or a "
+                                    f"longer retention")
 
 
 def audience(item: Any) -> tuple[Any, ...]:

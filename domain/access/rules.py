@@ -48,6 +48,17 @@ def custom_keys(visible_to: object, field: str = "visible_to") -> tuple[str, ...
                          for v in visible_to}))
 
 
+_KEY_WORDS = {"u": "{}", "t": "team {}", "o": "org {}", "p": "project {}"}
+
+
+def readers(acl: Iterable[str], sensitivity: str, context: RequestContext) -> str:
+    """Who may read an item, in words: 'you, team eng, org acme (cleared for sensitive)'."""
+    mine = f"u:{context.principal.user_id}"
+    named = ["you" if key == mine else _KEY_WORDS.get(key[:1], "{}").format(key[2:])
+             for key in sorted(acl, key=lambda k: ("utop".find(k[:1]), k))]
+    return f"{', '.join(named)} (cleared for {sensitivity})"
+
+
 def acl_fields(keys: Iterable[str]) -> dict[str, bool]:
     """The access keys as index metadata fields."""
     return {f"{ACL_PREFIX}{key}": True for key in keys}
@@ -109,14 +120,19 @@ def expiry(retention: str, ts_epoch: float, retention_days: object = None) -> fl
     if retention == "1y":
         return ts_epoch + YEAR
     if retention == "custom" and retention_days is None:
-        return NEVER  # a custom policy without a duration: kept until one is given
+        return NEVER  # stored before a custom policy needed its days (older stores): kept
     if retention == "custom":
-        if isinstance(retention_days, bool) or not isinstance(retention_days, int) or not (
-                1 <= retention_days <= MAX_RETENTION_DAYS):
-            raise ValidationError("retention_days", f"retention_policy custom needs retention_days, a whole number "
-                                                    f"of days from 1 to {MAX_RETENTION_DAYS} (got {retention_days!r})")
-        return ts_epoch + retention_days * 86_400.0
+        return ts_epoch + days(retention_days) * 86_400.0
     return NEVER
+
+
+def days(retention_days: object) -> int:
+    """``retention_days``: a whole number of days from 1 to MAX_RETENTION_DAYS (a string of digits is not)."""
+    if isinstance(retention_days, bool) or not isinstance(retention_days, int) or not (
+            1 <= retention_days <= MAX_RETENTION_DAYS):
+        raise ValidationError("retention_days", f"retention_days must be a whole number of days from 1 to "
+                                                f"{MAX_RETENTION_DAYS} (got {retention_days!r})")
+    return retention_days
 
 
 def owned(context: RequestContext, visibility: str, visible_to: object = None) -> dict[str, Any]:

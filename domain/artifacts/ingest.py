@@ -18,6 +18,7 @@ from domain.chunk_checks import chunk_problem
 from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.chunking import content_hash
 from domain.access.principal import LOCAL_USER, Identity
+from domain.access.privacy import check_readable
 from domain.access.rules import expiry, owned
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
@@ -104,11 +105,15 @@ class IngestArtifact:
     def __call__(self, request: IngestRequest, progress: Progress | None = None) -> IngestResult:
         fields = validate(request)
         content: str = fields.pop("content")
-        fields |= owned(self.identity(), fields["visibility_scope"], request.visible_to)
+        context = self.identity()
+        fields |= owned(context, fields["visibility_scope"], request.visible_to)
         if request.shared_with is not None:
             fields |= {"owner": LOCAL_USER, "acl": tuple(sorted({f"u:{LOCAL_USER}", *request.shared_with}))}
         if request.retention_days is not None:
             fields["retention_days"] = request.retention_days
+        now = self.now()
+        check_readable(context, fields["sensitivity"], fields["acl"], expiry(
+            fields["retention_policy"], epoch(fields["ts"]) if fields["ts"] else now, request.retention_days), now)
         chunker = self._chunker(request.chunker, fields, content)
         digest = content_hash(content)
         art_id = artifact_id(fields["source_system"], fields["source_id"], digest, fields["owner"])

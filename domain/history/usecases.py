@@ -82,15 +82,16 @@ class AppendTurn:
                    self.clock())
             raise ValidationError("conversation_id", f"conversation_id {conversation_id!r} is another caller's: "
                                                      "use a conversation_id of your own")
-        if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts) \
-                and _same_access(existing, privacy.fields(context, epoch(existing.ts))):
-            return AppendResult(existing, "unchanged")
         stamp = ts or self.clock()
+        now = epoch(self.clock())
+        if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts) \
+                and existing.expires_epoch > now and _same_access(existing, privacy.fields(context, epoch(existing.ts))):
+            return AppendResult(existing, "unchanged")
         turn = Turn(
             id=turn_id(conversation_id, index), conversation_id=conversation_id, role=role,
             content=content, turn_index=index, ts=stamp,
             token_count=self.tokenizer.count(content), content_hash=digest,
-            profile=self.embedder.profile, **privacy.fields(context, epoch(stamp)),
+            profile=self.embedder.profile, **privacy.written(context, epoch(stamp), now),
         )
         meta = turn_metadata(turn)
         pieces = self.split(content)

@@ -54,7 +54,7 @@ class StoreMemory:
         confidence = require_unit_float("confidence", request.confidence)
         conversation_id = optional_text("conversation_id", request.conversation_id, 100)
         context, ts = self.identity(), self.clock()
-        access = request.privacy.fields(context, epoch(ts))
+        access = request.privacy.written(context, epoch(ts), epoch(ts))
         pieces = self.split(content)
         memory = Memory(
             id=new_memory_id(), content=content, type=kind, confidence=confidence,

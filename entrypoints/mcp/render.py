@@ -8,9 +8,10 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from adapters import request_scope
 from domain.errors import MemtroveError, ValidationError
 from domain.access.privacy import Privacy
-from domain.access.rules import NEVER
+from domain.access.rules import NEVER, readers
 from domain.model import Hit, Memory, Owned, Turn
 
 
@@ -79,6 +80,20 @@ def privacy(item: Owned) -> dict[str, Any]:
         shown["expires_at"] = datetime.fromtimestamp(item.expires_epoch, timezone.utc).isoformat(
             timespec="seconds").replace("+00:00", "Z")
     return shown
+
+
+def unreadable(item: Owned) -> dict[str, Any]:
+    """For a write its writer may not read back (above its clearance, for a wider audience): who can."""
+    context = request_scope.current()
+    if context.principal.may_read(item.sensitivity):
+        return {}
+    return {"you_can_read": False, "readable_by": readers(item.acl, item.sensitivity, context)}
+
+
+def written_note(item: Owned) -> str:
+    """The sentence a write's text ends with when its writer may not read it back."""
+    told = unreadable(item)
+    return f" (above your clearance: you cannot read it back; readable by {told['readable_by']})" if told else ""
 
 
 def as_json(value: dict[str, Any]) -> str:

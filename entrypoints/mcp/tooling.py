@@ -14,12 +14,14 @@ import difflib
 import functools
 import inspect
 import time
+import types
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from loguru import logger
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -72,7 +74,41 @@ def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotati
     del accepting_anything.__wrapped__  # the SDK must read the lax signature, not the typed one
     lax = DeclaredArgumentsTool.from_function(accepting_anything, name=typed.name, description=description,
                                               annotations=annotations, context_kwarg=typed.context_kwarg)
-    return lax.model_copy(update={"parameters": typed.parameters, "failure": failure})
+    as_sent = ArgumentsAsSent(arg_model=lax.fn_metadata.arg_model, output_schema=lax.fn_metadata.output_schema,
+                              output_model=lax.fn_metadata.output_model, wrap_output=lax.fn_metadata.wrap_output,
+                              strings=frozenset(name for name, declared in typed.fn_metadata.arg_model.model_fields.items()
+                                                if _admits_str(declared.annotation)))
+    return lax.model_copy(update={"parameters": typed.parameters, "failure": failure, "fn_metadata": as_sent})
+
+
+class ArgumentsAsSent(FuncMetadata):
+    """Argument handling that leaves a string where the tool's schema admits one.
+
+    The SDK reads every string sent for a parameter not typed ``str`` as JSON when it parses (some
+    clients send a list as '["a"]'). Our twin's parameters are all ``Any``, so a memory whose content
+    is '{"k": "v"}' reached the tool as a dict and was refused. Only parameters whose declared type
+    admits no string (a list, an object) keep that courtesy; every other value arrives as sent.
+    """
+
+    strings: frozenset[str] = frozenset()
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        as_sent = {name: value for name, value in data.items() if name in self.strings}
+        return {**super().pre_parse_json({k: v for k, v in data.items() if k not in as_sent}), **as_sent}
+
+
+def _admits_str(annotation: Any) -> bool:
+    """Whether a declared type accepts a string (``str``, ``str | None``, ``Any``, a Literal of strings)."""
+    if annotation is str or annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _admits_str(typing.get_args(annotation)[0])
+    if origin is typing.Literal:
+        return any(isinstance(choice, str) for choice in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return any(_admits_str(member) for member in typing.get_args(annotation))
+    return False
 
 
 class DeclaredArgumentsTool(Tool):

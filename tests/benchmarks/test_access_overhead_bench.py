@@ -52,9 +52,10 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
     while chunks < CHUNKS:  # as many chunks as asked, whatever the chunker makes of each document
         owner = list(OWNERS)[n % 3]
         text = "\n\n".join(" ".join(rng.choice(WORDS) for _ in range(110)) + "." for _ in range(PER_ARTIFACT))
+        scope = ["me", "team", "org", "custom"][n % 4]
         with request_scope.scope(OWNERS[owner]):
-            done = ingest(IngestRequest("doc", "wiki", text, source_id=f"doc-{n}",
-                                        visibility_scope=["me", "team", "org", "custom"][n % 4], visible_to=["alice"]))
+            done = ingest(IngestRequest("doc", "wiki", text, source_id=f"doc-{n}", visibility_scope=scope,
+                                        visible_to=["alice"] if scope == "custom" else None))
         chunks, n = chunks + done.artifact.num_chunks, n + 1
     rt.app.use_cases.sync_vectors().drain()
     print(f"\n[access] built {chunks} chunks ({n} documents) in {time.perf_counter() - started:.0f} s")

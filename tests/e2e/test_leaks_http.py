@@ -82,6 +82,11 @@ def tagged(item: dict[str, Any]) -> str:
     return f"{item['word']} {item['key']}"
 
 
+WRITES = {"artifact_ingest": {"artifact_type": "note", "source_system": "wiki"},
+          "memory_store": {"type": "fact", "confidence": 0.9},
+          "history_append": {"conversation_id": "refused", "role": "user", "turn_index": 0}}
+
+
 def write_items(client: Any, writer: str) -> list[dict[str, Any]]:
     items = []
     for visibility in VISIBILITIES:
@@ -93,6 +98,11 @@ def write_items(client: Any, writer: str) -> list[dict[str, Any]]:
             stem = f"{writer}{visibility}{sensitivity.replace('_', '')}"
             kinds = {kind: {**base, "kind": kind, "word": f"zq{stem}{kind}", "key": f"kq{stem}{kind}"}
                      for kind in ("artifact", "memory", "turn")}
+            if visibility == "me" and not may_see(writer, base):  # nobody could read it: refused, not stored
+                for tool in ("artifact_ingest", "memory_store", "history_append"):
+                    got = client.call(tool, {**WRITES[tool], **access, "content": tagged(kinds["artifact"])})
+                    assert got.is_error and got.structured_content["error"]["field"] == "sensitivity", got
+                continue
             got = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki",
                                                   "source_id": f"{stem}-a", **access, "content":
                                                   f"{tagged(kinds['artifact'])}: lighthouse keeper notes, lamp serviced."})

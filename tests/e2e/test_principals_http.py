@@ -6,7 +6,9 @@ every toolset is tests/e2e/test_leaks_http.py.)"""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                             "artifact_type": "note", "source_system": "wiki", "source_id": f"{writer}-{n}",
                             "content": f"Lighthouse keeper notes {word}: the lamp was serviced.",
                             "sensitivity": sensitivity, "visibility_scope": visibility, "visible_to": visible_to})
+                        if visibility == "me" and not may_see(writer, writer, visibility, sensitivity, []):
+                            # Nobody could read it (only its writer, who is not cleared): refused, not stored.
+                            assert got.is_error and got.structured_content["error"]["field"] == "sensitivity", got
+                            continue
                         assert not got.is_error, got
                         items.append({"id": got.structured_content["artifact_id"], "writer": writer, "word": word,
                                       "visibility": visibility, "sensitivity": sensitivity, "visible_to": visible_to})
@@ -101,13 +107,23 @@ def test_a_revoked_token_is_refused_at_once(world: dict[str, Any], tmp_path: Pat
 
 def test_an_expired_item_is_never_returned(world: dict[str, Any]) -> None:
     with blocking(http_session(world["server"].mcp_url, world["tokens"]["alice"][1])) as client:
+        gone = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki", "source_id": "gone",
+                                               "content": "Zqexpired ferry timetable of 2020.",
+                                               "ts": "2020-01-01T00:00:00Z", "retention_policy": "1y"})
+        assert gone.is_error and gone.structured_content["error"]["field"] == "ts"  # expired before written
+        # A day's retention from a ts a day (less 4 s) ago: readable when written, expired 4 s later.
+        almost = datetime.now(timezone.utc) - timedelta(days=1) + timedelta(seconds=4)
         old = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki", "source_id": "old",
-                                              "content": "Zqexpired ferry timetable of 2020.", "ts": "2020-01-01T00:00:00Z",
-                                              "retention_policy": "1y"})
+                                              "content": "Zqexpired ferry timetable of yesterday.",
+                                              "ts": almost.isoformat(), "retention_policy": "custom",
+                                              "retention_days": 1})
         fresh = client.call("artifact_ingest", {"artifact_type": "note", "source_system": "wiki", "source_id": "new",
                                                 "content": "Zqexpired ferry timetable of next year.",
                                                 "retention_policy": "1y"})
         assert not old.is_error and not fresh.is_error
+        expires = datetime.fromisoformat(old.structured_content["expires_at"].replace("Z", "+00:00"))
+        assert abs((expires - (almost + timedelta(days=1))).total_seconds()) <= 1  # the answer says when
+        time.sleep(max(0.0, (almost + timedelta(days=1) - datetime.now(timezone.utc)).total_seconds()) + 0.5)
         assert client.call("artifact_get", {"artifact_id": old.structured_content["artifact_id"]}).is_error
         hits = client.call("hybrid_search", {"query": "zqexpired ferry timetable", "limit": 10,
                                              "mode": "lexical"}).structured_content

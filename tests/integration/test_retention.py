@@ -35,7 +35,7 @@ def w(request, aworld, tmp_path):
         request.addfinalizer(store.close)
     aworld.store = aworld.artifacts = store
     aworld.ingest = IngestArtifact(aworld.embedder, store, store, catalog(TokenWindowChunker()), aworld.tokenizer,
-                                   ChunkSpec(30, 5, 30), aworld.split)
+                                   ChunkSpec(30, 5, 30), aworld.split, now=lambda: T2020)  # written in 2020
     return aworld
 
 
@@ -115,7 +115,7 @@ def test_a_collection_that_fails_to_sweep_leaves_the_others_swept(aworld) -> Non
     StoreMemory(w.embedder, store, w.split, w.tokenizer, clock=lambda: "2020-01-01T00:00:00Z")(
         StoreMemoryRequest("The ferry leaves at nine", "fact", 0.9, privacy=Privacy(retention_policy="1y")))
     put_artifact = IngestArtifact(w.embedder, store, store, catalog(TokenWindowChunker()), w.tokenizer,
-                                  ChunkSpec(30, 5, 30), w.split)
+                                  ChunkSpec(30, 5, 30), w.split, now=lambda: T2020)
     put_artifact(IngestRequest("note", "wiki", "Old note.", ts="2020-01-01T00:00:00Z", retention_policy="1y"))
 
     def broken(*_: object) -> None:

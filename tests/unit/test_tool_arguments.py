@@ -55,3 +55,37 @@ def test_every_unknown_argument_is_named() -> None:
 def test_the_published_schema_is_the_typed_one() -> None:
     assert TOOL.parameters["properties"]["query"]["type"] == "string"
     assert TOOL.parameters["required"] == ["query"]
+
+
+def ingest(content: str, source_id: str | None = None, visible_to: list[str] | None = None,
+           filters: dict[str, Any] | None = None, retention_days: int | None = None) -> CallToolResult:
+    calls.append({"content": content, "source_id": source_id, "visible_to": visible_to, "filters": filters,
+                  "retention_days": retention_days})
+    return render.ok({}, "ran")
+
+
+INGEST = lax_tool(ingest, "Ingest.")
+JSON_LOOKING = ['{"k": "v"}', "[1]", "{}", '"x"', "1e5", "null", "true", "[1,2]", " [1] ", "-0"]
+
+
+def run_ingest(arguments: dict[str, Any]) -> dict[str, Any]:
+    calls.clear()
+
+    async def call() -> CallToolResult:
+        return await INGEST.run(arguments, context=None, convert_result=True)  # type: ignore[arg-type]
+    assert not anyio.run(call).is_error
+    return calls[0]
+
+
+def test_a_string_that_looks_like_json_reaches_a_string_parameter_as_sent() -> None:
+    for text in JSON_LOOKING:
+        got = run_ingest({"content": text, "source_id": text})
+        assert (got["content"], got["source_id"]) == (text, text), text
+
+
+def test_a_list_or_object_sent_as_json_text_is_still_read_for_parameters_that_take_no_string() -> None:
+    got = run_ingest({"content": "c", "visible_to": '["alice"]', "filters": '{"a": 1}'})
+    assert got["visible_to"] == ["alice"] and got["filters"] == {"a": 1}
+    # A plain word or a number in a string is not JSON of a list: it arrives as sent, for the checks to refuse.
+    got = run_ingest({"content": "c", "visible_to": "alice", "retention_days": "5"})
+    assert got["visible_to"] == "alice" and got["retention_days"] == "5"

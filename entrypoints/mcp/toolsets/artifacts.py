@@ -159,7 +159,8 @@ def render_ingest(result: IngestResult) -> CallToolResult:
     body: dict[str, Any] = {
         "artifact_id": a.id, "status": result.status, "is_chunked": a.is_chunked, "num_chunks": a.num_chunks,
         "token_count": a.token_count, "content_hash": a.content_hash, "chunker": a.chunker,
-        "chunker_version": a.chunker_version, **stored_ids(result.stored_ids), **a.profile.as_metadata()}
+        "chunker_version": a.chunker_version, **stored_ids(result.stored_ids), **a.profile.as_metadata(),
+        **render.privacy(a), **render.unreadable(a)}
     if result.job is not None:
         body.update(job_status(result.job))
         return render.ok(body, f"Artifact {a.id} is being ingested elsewhere: {job_text(result.job)}")
@@ -167,7 +168,8 @@ def render_ingest(result: IngestResult) -> CallToolResult:
     chunked = f"{a.num_chunks} chunks" if a.is_chunked else "stored whole"
     if body["stored_ids_omitted"]:
         chunked += " (artifact_get with include_chunks lists them)"
-    return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}")
+    return render.ok(body, f"{verb[result.status]} artifact {a.id}: {a.token_count} tokens, {chunked}"
+                           f"{render.written_note(a)}")
 
 
 LISTED_CHUNK_IDS = 3

@@ -40,8 +40,8 @@ class HistoryTools(Toolbox):
         result = self.use(AppendTurn)()(AppendTurnRequest(conversation_id, role, content, turn_index, ts, privacy))
         t = result.turn
         body = {k: v for k, v in render.turn(t).items() if k != "content"}
-        return render.ok({**body, "status": result.status},
-                         _SAID[result.status].format(i=t.turn_index, c=t.conversation_id))
+        return render.ok({**body, "status": result.status, **render.unreadable(t)},
+                         _SAID[result.status].format(i=t.turn_index, c=t.conversation_id) + render.written_note(t))
 
     @tool("Get the most recent turns of a conversation, oldest first.", annotations=READ_ONLY, needs_store=False)
     def history_get(

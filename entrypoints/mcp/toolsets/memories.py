@@ -35,7 +35,8 @@ class MemoryTools(Toolbox):
     ) -> CallToolResult:
         privacy = Privacy(sensitivity, visibility_scope, retention_policy, visible_to, retention_days)
         stored = self.use(StoreMemory)()(StoreMemoryRequest(content, type, confidence, conversation_id, privacy))
-        return render.ok(render.memory(stored), f"Stored memory [{stored.id}]: {render.preview(content, 60)}")
+        return render.ok({**render.memory(stored), **render.unreadable(stored)},
+                         f"Stored memory [{stored.id}]: {render.preview(content, 60)}{render.written_note(stored)}")
 
     @tool("Search memories by meaning and by words (fused); best matches first.", annotations=READ_ONLY)
     def memory_search(
