@@ -55,7 +55,7 @@ def readers(acl: Iterable[str], sensitivity: str, context: RequestContext) -> st
     """Who may read an item, in words: 'you, team eng, org acme (cleared for sensitive)'."""
     mine = f"u:{context.principal.user_id}"
     named = ["you" if key == mine else _KEY_WORDS.get(key[:1], "{}").format(key[2:])
-             for key in sorted(acl, key=lambda k: ("utop".find(k[:1]), k))]
+             for key in sorted(acl, key=lambda k: (k != mine, "utop".find(k[:1]), k))]
     return f"{', '.join(named)} (cleared for {sensitivity})"
 
 
