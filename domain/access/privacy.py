@@ -4,7 +4,7 @@ then turned into the item's owner, access keys and expiry."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,30 +57,37 @@ class Privacy:
     def written(self, context: RequestContext, ts_epoch: float, now: float) -> dict[str, Any]:
         """``fields`` of an item somebody can read once written: see ``check_readable``."""
         fields = self.fields(context, ts_epoch)
-        check_readable(context, fields["sensitivity"], fields["acl"], fields["expires_epoch"], now)
+        check_readable(context, fields, ts_epoch, now, self.retention_days)
         return fields
 
 
-def check_readable(context: RequestContext, sensitivity: str, acl: Sequence[str], expires_epoch: float,
-                   now: float) -> None:
-    """Refuse a write nobody could read: expired before it is written, or above its writer's clearance
-    with nobody else in its audience. Stored, it would answer 'stored' and then 'not found'.
+def check_readable(context: RequestContext, fields: Mapping[str, Any], ts_epoch: float, now: float,
+                   retention_days: object = None) -> None:
+    """Refuse a write nobody could read (``fields``: its sensitivity, acl and retention_policy): expired
+    before it is written, or above its writer's clearance with nobody else in its audience. Stored, it
+    would answer 'stored' and then 'not found'.
 
     Writing above one's clearance for a wider audience (a team, an org, named readers) is allowed, as
     in any clearance scheme ("write up"); the answer then says who can read it (``readers``)."""
-    principal = context.principal
-    if not principal.may_read(sensitivity) and set(acl) <= {f"u:{principal.user_id}"}:
-        where = " (the local owner's is set by MEMTROVE_LOCAL_CLEARANCE)" if principal.user_id == LOCAL_USER else ""
+    principal, sensitivity = context.principal, fields["sensitivity"]
+    if not principal.may_read(sensitivity) and set(fields["acl"]) <= {f"u:{principal.user_id}"}:
+        local = ", or raise MEMTROVE_LOCAL_CLEARANCE (the local owner's)" if principal.user_id == LOCAL_USER else ""
         raise ValidationError("sensitivity", f"sensitivity {sensitivity} is above your clearance "
-                                             f"({principal.clearance}{where}) and only you may read it: nobody "
-                                             f"could read it back, so nothing was stored. Use "
-                                             f"{' or '.join(principal.sensitivities())}, or open it to readers "
-                                             f"cleared for {sensitivity} (visibility_scope team, org or custom)")
-    if expires_epoch <= now:
-        until = format_ts(datetime.fromtimestamp(expires_epoch, timezone.utc))
-        raise ValidationError("ts", f"ts with this retention_policy expired at {until}, before now: the item would "
-                                    f"be gone as soon as it is written, so nothing was stored. Give a later ts or a "
-                                    f"longer retention")
+                                             f"({principal.clearance}) and only you may read it: nobody could read "
+                                             f"it back, so nothing was stored. Use "
+                                             f"{' or '.join(principal.sensitivities())}, open it to readers cleared "
+                                             f"for {sensitivity} (visibility_scope team, org or custom){local}")
+    policy = fields["retention_policy"]
+    expires = expiry(policy, ts_epoch, retention_days)
+    if expires <= now:
+        kept = f"retention_policy {policy}" + (f" and retention_days {retention_days}" if policy == "custom" else "")
+        raise ValidationError("ts", f"ts {_iso(ts_epoch)} with {kept} expired at {_iso(expires)}, before now: the "
+                                    f"item would be gone as soon as it is written, so nothing was stored. Give a "
+                                    f"later ts or a longer retention")
+
+
+def _iso(moment: float) -> str:
+    return format_ts(datetime.fromtimestamp(moment, timezone.utc))
 
 
 def audience(item: Any) -> tuple[Any, ...]:

@@ -112,8 +112,7 @@ class IngestArtifact:
         if request.retention_days is not None:
             fields["retention_days"] = request.retention_days
         now = self.now()
-        check_readable(context, fields["sensitivity"], fields["acl"], expiry(
-            fields["retention_policy"], epoch(fields["ts"]) if fields["ts"] else now, request.retention_days), now)
+        check_readable(context, fields, epoch(fields["ts"]) if fields["ts"] else now, now, request.retention_days)
         chunker = self._chunker(request.chunker, fields, content)
         digest = content_hash(content)
         art_id = artifact_id(fields["source_system"], fields["source_id"], digest, fields["owner"])

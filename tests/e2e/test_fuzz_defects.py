@@ -209,7 +209,8 @@ REFUSED = [
      ("visibility_scope=team",)),
 ]
 EXPIRED = [
-    ("ts-1970-with-1y", {"ts": "1970-01-01T00:00:00Z", "retention_policy": "1y"}, "ts", ("expired", "1971-01-01")),
+    ("ts-1970-with-1y", {"ts": "1970-01-01T00:00:00Z", "retention_policy": "1y"}, "ts",
+     ("ts 1970-01-01T00:00:00Z with retention_policy 1y expired at 1971-01-01",)),
     ("ts-2020-custom-7-days", {"ts": "2020-01-01T00:00:00Z", "retention_policy": "custom", "retention_days": 7},
      "ts", ("expired", "2020-01-08")),
 ]

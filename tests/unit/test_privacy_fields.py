@@ -48,7 +48,11 @@ def test_a_write_above_the_writers_clearance_only_the_writer_reads_is_refused() 
         with pytest.raises(ValidationError) as refused:
             privacy.written(LOCAL, NOW, NOW)
         assert refused.value.field == "sensitivity"
-        assert "MEMTROVE_LOCAL_CLEARANCE" in refused.value.message and "normal or sensitive" in refused.value.message
+        assert refused.value.message == (
+            "sensitivity highly_sensitive is above your clearance (sensitive) and only you may read it: nobody "
+            "could read it back, so nothing was stored. Use normal or sensitive, open it to readers cleared for "
+            "highly_sensitive (visibility_scope team, org or custom), or raise MEMTROVE_LOCAL_CLEARANCE "
+            "(the local owner's)")
     with pytest.raises(ValidationError) as refused:
         Privacy("sensitive").written(BOB, NOW, NOW)
     assert refused.value.field == "sensitivity" and "MEMTROVE_LOCAL_CLEARANCE" not in refused.value.message
@@ -72,7 +76,12 @@ def test_a_write_expired_before_it_is_written_is_refused_with_when() -> None:
     assert Privacy(retention_policy="custom", retention_days=7).written(LOCAL, NOW - 6 * 86_400.0, NOW)[
         "expires_epoch"] == NOW + 86_400.0
     assert Privacy().written(LOCAL, 0.0, NOW)["expires_epoch"] == NEVER  # kept forever, however old
-    check_readable(LOCAL, "normal", ("u:local",), NOW + 1, NOW)
+    check_readable(LOCAL, {"sensitivity": "normal", "acl": ("u:local",), "retention_policy": "1y"},
+                   NOW - 365 * 86_400.0, NOW)  # a year (less a quarter day) ago: still readable
+    with pytest.raises(ValidationError) as refused:
+        Privacy(retention_policy="custom", retention_days=1).written(LOCAL, 0.0, NOW)
+    assert refused.value.message.startswith("ts 1970-01-01T00:00:00Z with retention_policy custom and "
+                                            "retention_days 1 expired at 1970-01-02T00:00:00Z")
 
 
 def test_each_write_use_case_refuses_a_write_nobody_could_read_and_writes_nothing(aworld) -> None:
