@@ -25,7 +25,7 @@ BASELINES: dict[str, dict[str, Any]] = {
     "plain RRF": {"profile": "bench-plain-rrf"},
 }
 # Settings of the caller's environment the bench's server keeps (the rest start from defaults).
-PASSED = ("MEMTROVE_EMBEDDER", "MEMTROVE_SEARCH_PROFILE", "MEMTROVE_MIN_SIMILARITY", "MEMTROVE_CHUNKER",
+PASSED = ("MEMTROVE_EMBEDDER", "MEMTROVE_LOCAL_MODEL", "MEMTROVE_LOCAL_THREADS", "MEMTROVE_SEARCH_PROFILE", "MEMTROVE_MIN_SIMILARITY", "MEMTROVE_CHUNKER",
           "MEMTROVE_SEMANTIC_TOP_K", "MEMTROVE_LEXICAL_TOP_K", "MEMTROVE_EXACT_TOP_K", "MEMTROVE_PER_ARTIFACT")
 
 

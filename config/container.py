@@ -23,7 +23,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.resume import ResumeIngests
 from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
-from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory
+from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, StoreMemory
 from domain.search.ranking import Ranker
 from domain.search.passages import PassageSearch
 from domain.search.retrieve import Retriever
@@ -178,6 +178,8 @@ class UseCases(containers.DeclarativeContainer):
         identity=identity)
     list_memories = providers.Factory(ListMemories, store=adapters.store, policies=plugins.privacy_policies,
                                      identity=identity)
+    get_memory = providers.Factory(GetMemory, store=adapters.store, policies=plugins.privacy_policies,
+                                   identity=identity)
     delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
     append_turn = providers.Factory(
         AppendTurn, embedder=adapters.embedder, store=adapters.store, locks=adapters.store, split=split,

@@ -16,7 +16,7 @@ from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import MEMORY_TYPES, EmbeddingProfile, Hit, Memory, RequestContext
 from domain.pieces import Piece
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.common import Clock, apply_policies, audit, check_change, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, check_change, denied, embed_pieces, utc_now
 from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"
@@ -101,6 +101,29 @@ class ListMemories:
         hits = [memory_hit(m, None) for m in found[:limit]]
         next_cursor = encode_cursor(f"memories:{kind or ''}", [last.ts, last.id]) if last else None
         return Page(apply_policies(self.policies, hits, context), next_cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class GetMemory:
+    """One memory, whole, by id; "not found" for one the caller may not see (audited), as for none."""
+
+    store: MetadataStore
+    policies: Sequence[PrivacyPolicy]
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
+    clock: Clock = utc_now
+
+    def __call__(self, memory_id: object) -> Hit:
+        require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
+        context = self.identity()
+        found = self.store.get_memories([str(memory_id)]).get(str(memory_id))
+        if found is not None and not visible(access_fields(found), context, self.now()):
+            denied(self.store, context, "get", COLLECTION, str(memory_id), "not visible to the caller", self.clock())
+            found = None
+        shown = apply_policies(self.policies, [memory_hit(found, None)], context) if found else []
+        if not shown:
+            raise NotFoundError(f"Memory {memory_id} not found")
+        return shown[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,7 +167,7 @@ def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
 def memory_hit(memory: Memory, score: float) -> Hit:
     return Hit(memory.id, "memory", round(score, 6), memory.content, {
         "memory_type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id,
-        **flagged(memory), "provenance": {"ts": memory.ts, **written_by(memory), **memory.profile.as_metadata()}})
+        "token_count": memory.token_count, **flagged(memory), "provenance": {"ts": memory.ts, **written_by(memory), **memory.profile.as_metadata()}})
 
 
 def turn_hit(turn: Turn, score: float) -> Hit:

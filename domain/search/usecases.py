@@ -176,5 +176,25 @@ class SearchMemories:
         limit = require_int("limit", request.limit, 1, 20)
         floor = require_unit_float("min_confidence", request.min_confidence)
         where = {"confidence": {"$gte": floor}} if floor > 0 else {}
-        return focused(self.retrieve(query, {"memory": where}, limit, request.mode, request.profile, request.context),
-                       query)
+        return whole_within(focused(self.retrieve(query, {"memory": where}, limit, request.mode, request.profile,
+                                                  request.context), query))
+
+
+# Memories shown whole on one page of memory_search, best first, and the longest one shown whole (longer:
+# memory_get). A page of 5 hits of 330-380-token memories measures at most ~1,700 cl100k tokens (its
+# metadata alone ~170 a hit): tests/integration/test_result_page_tokens.py.
+WHOLE_PAGE_TOKENS = 800
+WHOLE_MEMORY_TOKENS = 400
+
+
+def whole_within(hits: list[Hit], budget: int = WHOLE_PAGE_TOKENS) -> list[Hit]:
+    """A found memory reads whole (``whole``) while the page's budget of tokens lasts, best hit first;
+    the others keep their snippet, and say they were cut (a 955-character rollback note showed 241)."""
+    kept: list[Hit] = []
+    for hit in hits:
+        size = int(hit.fields.get("token_count") or 0)
+        whole = hit.fields.get("snippet") == hit.content or (size <= min(budget, WHOLE_MEMORY_TOKENS) and size > 0)
+        if whole and hit.fields.get("snippet") != hit.content:
+            budget -= size
+        kept.append(Hit(hit.id, hit.type, hit.score, hit.content, {**hit.fields, "whole": whole}))
+    return kept

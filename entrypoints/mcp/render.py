@@ -35,14 +35,16 @@ def preview(text: str, width: int = 80) -> str:
 # Not copied into a shown hit: the snippet (placed first, or replaced by ``content``), the expansion
 # flag (``content`` shows it) and the retention policy (it says nothing about why the hit matched;
 # artifact_get has it).
-_UNSHOWN = frozenset({"retention_policy", "expanded", "snippet"})
+_UNSHOWN = frozenset({"retention_policy", "expanded", "snippet", "whole"})
 
 
 def hit(h: Hit) -> dict[str, Any]:
     """A hit with its text once: ``snippet`` (around the query's words) from a search, the whole
     passage as ``content`` when neighbours were asked for (or for a listing, which has no snippet)."""
-    text = {"snippet": h.fields["snippet"]} if "snippet" in h.fields and not h.fields.get("expanded") \
-        else {"content": h.content}
+    cut = "snippet" in h.fields and not h.fields.get("expanded") and not h.fields.get("whole")
+    text: dict[str, Any] = {"snippet": h.fields["snippet"]} if cut else {"content": h.content}
+    if cut and h.type == "memory" and h.fields["snippet"] != h.content:
+        text["truncated"] = True  # memory_get reads it whole
     return {"id": h.id, "type": h.type, "score": h.score, **text,
             **{k: v for k, v in h.fields.items() if k not in _UNSHOWN}}
 
@@ -61,7 +63,11 @@ def memory(m: Memory) -> dict[str, Any]:
 def memory_line(h: Hit, with_score: bool) -> str:
     """Spec 000 §12.2's memory line; a search hit shows its snippet, a listed memory a preview."""
     score = f", score={h.score:.3f}" if with_score else ""
-    text = shown_text(h) if "snippet" in h.fields else preview(h.content)
+    if h.fields.get("whole"):
+        text = h.content
+    else:
+        text = shown_text(h) if "snippet" in h.fields else preview(h.content)
+        text += " (cut: memory_get reads it whole)" if "snippet" in h.fields and h.fields["snippet"] != h.content else ""
     return f"[{h.id}] ({h.fields['memory_type']}, conf={h.fields['confidence']:g}{score}): {text}"
 
 

@@ -17,6 +17,7 @@ EXPECTED_TOOLS = {
     "history_append", "history_get", "embedding_health",
     "artifact_ingest", "artifact_search", "artifact_get", "artifact_delete", "hybrid_search", "artifact_reembed",
     "artifact_resolve",  # retention until_resolved (issue 13): spec 000's 13 tools and this one
+    "memory_get",  # a found memory read whole (issue 23)
 }
 MEMORY_ID = re.compile(r"^mem_[0-9a-f]{32}$")
 UTC_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")
@@ -136,10 +137,10 @@ async def check_search_ranks_paraphrase_first(client: Any) -> None:
     assert found["query"] == "what colour theme does the user like"
     assert found["results"], found
     top = found["results"][0]
-    assert top["id"] == dark["id"], [(h["snippet"], h["score"]) for h in found["results"]]
-    # a hit carries its text once; a short memory's snippet is the whole memory
-    assert top["type"] == "memory" and top["snippet"] == "User prefers dark mode in every editor"
-    assert "content" not in top and top["provenance"]["ts"] == dark["ts"]
+    assert top["id"] == dark["id"], [(h["content"], h["score"]) for h in found["results"]]
+    # a hit carries its text once; a memory that fits the page reads whole (issue 23)
+    assert top["type"] == "memory" and top["content"] == "User prefers dark mode in every editor"
+    assert "snippet" not in top and top["provenance"]["ts"] == dark["ts"]
     assert top["memory_type"] == "preference" and top["confidence"] == 0.9
     scores = [h["score"] for h in found["results"]]
     assert scores == sorted(scores, reverse=True), scores
@@ -331,8 +332,33 @@ async def check_limits_accepted(client: Any) -> None:
     await call_ok(client, "history_get", {"conversation_id": "h" * 100, "limit": 1})
 
 
+ROLLBACK = ("Rollback procedure for the payments service: freeze deploys in the release channel and tell the "
+            "on-call engineer. Then run kubectl rollout undo deployment/payments --namespace prod --to-revision=41 "
+            "and wait until every pod reports ready. Check the error dashboard for five minutes; if errors stay "
+            "above one percent, page the database team, because the migration may need its own down step: psql -f "
+            "migrations/down/2026_11_add_ledger_index.sql against the primary. Finally unfreeze deploys, post the "
+            "revision numbers in the incident channel and open a ticket for the root cause before Tuesday.")
+
+
+async def check_a_found_memory_reads_whole(client: Any) -> None:
+    medium = await store(client, ROLLBACK, "project", 0.9)
+    runbook = await store(client, "Quarterly restore drill runbook. " + " ".join(
+        f"Step {i}: restore replica {i} from the nightly snapshot and compare its row counts." for i in range(80)),
+        "project", 0.9)
+    found = await call_ok(client, "memory_search", {"query": "how do I roll back the payments deploy", "limit": 5})
+    hit = next(h for h in found["results"] if h["id"] == medium["id"])
+    assert hit["content"] == ROLLBACK and "snippet" not in hit and "truncated" not in hit
+    found = await call_ok(client, "memory_search", {"query": "restore replica from the nightly snapshot", "limit": 5})
+    cut = next(h for h in found["results"] if h["id"] == runbook["id"])
+    assert cut["truncated"] is True and len(cut["snippet"]) < 400 and "content" not in cut
+    whole = await call_ok(client, "memory_get", {"memory_id": runbook["id"]})
+    assert whole["content"].endswith("Step 79: restore replica 79 from the nightly snapshot and compare its row counts.")
+    for memory in (medium, runbook):
+        await call_ok(client, "memory_delete", {"memory_id": memory["id"]})
+
+
 CHECKS = [
-    check_tools, check_store_returns_memory, check_search_ranks_paraphrase_first, check_memory_search_modes,
+    check_tools, check_a_found_memory_reads_whole, check_store_returns_memory, check_search_ranks_paraphrase_first, check_memory_search_modes,
     check_min_confidence,
     check_list_newest_first, check_list_type_filter, check_delete, check_history_append_statuses,
     check_history_ts_normalised, check_history_get_order_and_limit, check_embedding_health,

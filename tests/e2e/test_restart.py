@@ -91,7 +91,7 @@ def test_memories_and_history_survive_a_restart(before: Before) -> None:
         assert memory_rows(listed) == before.listed
         assert before.deleted not in scenario.ids(listed)
         found = client.run(scenario.search, "what colour theme does the user like", limit=5)
-        assert found["results"][0]["snippet"] == "User prefers dark mode in every editor"
+        assert found["results"][0]["content"] == "User prefers dark mode in every editor"
         assert before.deleted not in scenario.ids(found)
         history = client.run(scenario.call_ok, "history_get", {"conversation_id": CONVERSATION})
         assert turn_rows(history) == before.turns

@@ -24,6 +24,7 @@ from entrypoints.runtime import Runtime
 DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")
 FILES = ("json", "csv", "heapq", "bisect", "textwrap", "secrets", "functools")
 PAGE_BUDGET = 1_500  # tokens for a page of 5 hits, in each representation
+MEMORY_PAGE_BUDGET = 2_000  # a page of 5 memories, those read whole included (domain/search WHOLE_PAGE_TOKENS)
 
 # Paraphrased: what a user would ask, not the documents' own sentences.
 DOC_QUERIES = (
@@ -51,6 +52,17 @@ FACTS = (
 )
 FACT_QUERIES = ("Does Caroline have any food allergies?", "What instrument does Melanie play?",
                 "When do deploys happen?", "What did Caroline's grandmother give her?")
+
+
+LONG_TOPICS = ("payments rollback", "database failover", "certificate rotation", "search index rebuild",
+               "backup restore drill", "incident paging rota")
+
+
+def long_memory(topic: str) -> str:
+    """A runbook of 330-380 cl100k tokens: longer than a snippet, short enough to read whole."""
+    steps = " ".join(f"Step {i} of the {topic}: check the {topic} dashboard, confirm with the on-call engineer, "
+                     f"and write the outcome in the {topic} log before going on." for i in range(1, 10))
+    return f"Runbook for the {topic}. {steps}"
 
 
 def tokens(text: str) -> int:
@@ -95,6 +107,37 @@ async def measure(data_dir: Path) -> dict[str, list[tuple[int, int]]]:
         runtime.shutdown()
 
 
+async def measure_long_memories(data_dir: Path) -> dict[str, list[tuple[int, int]]]:
+    """Pages of memory_search over long memories only (330-380 tokens each: longer than a snippet, short
+    enough to read whole), which a page reads whole, best first, while its budget lasts."""
+    from mcp.client import Client
+
+    runtime = Runtime(Settings(memtrove_data_dir=data_dir, memtrove_warmup=False))
+    runtime.start()
+    try:
+        async with Client(build_server(runtime)) as client:
+            for topic in LONG_TOPICS:
+                stored = await client.call_tool("memory_store", {"content": long_memory(topic), "type": "project",
+                                                                 "confidence": 0.9})
+                assert not stored.is_error, stored
+            pages: dict[str, list[tuple[int, int]]] = {"long_memories": []}
+            for topic in LONG_TOPICS:
+                query = f"{topic}: check the dashboard and confirm with the on-call engineer"  # words all share
+                found = await client.call_tool("memory_search", {"query": query, "limit": 5})
+                results = found.structured_content["results"]
+                assert not found.is_error and len(results) == 5 and results[0].get("content"), found
+                assert sum("content" in r for r in results) >= 2 and any(r.get("truncated") for r in results)
+                pages["long_memories"].append(page_tokens(found))
+            return pages
+    finally:
+        runtime.shutdown()
+
+
+@pytest.fixture(scope="module")
+def long_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, int]]]:
+    return asyncio.run(measure_long_memories(tmp_path_factory.mktemp("long-memories")))
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, int]]]:
     if not (DOCS / "json.rst.txt").exists():
@@ -113,6 +156,14 @@ def test_a_page_of_five_document_hits_fits_the_budget(pages: dict[str, list[tupl
     assert len(pages["hybrid_search"]) >= len(DOC_QUERIES) // 2, "too few full pages to measure"
     for text, structured in pages["hybrid_search"]:
         assert text <= PAGE_BUDGET and structured <= PAGE_BUDGET, report(pages)
+
+
+def test_a_page_of_long_memories_reads_its_best_whole_and_fits_its_budget(
+        long_pages: dict[str, list[tuple[int, int]]]) -> None:
+    print(report(long_pages))
+    assert all(300 <= tokens(long_memory(topic)) <= 400 for topic in LONG_TOPICS)
+    for text, structured in long_pages["long_memories"]:
+        assert text <= MEMORY_PAGE_BUDGET and structured <= MEMORY_PAGE_BUDGET, report(long_pages)
 
 
 def test_a_page_of_memories_is_small(pages: dict[str, list[tuple[int, int]]]) -> None:

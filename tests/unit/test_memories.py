@@ -202,3 +202,37 @@ def test_a_match_on_words_most_memories_hold_is_no_evidence_beside_vectors(world
     assert all("lexical" not in h.fields["signals"] for h in hybrid if h.content.startswith("user"))
     lexical = search_uc(world)(SearchMemoriesRequest("user", limit=4, mode="lexical"))
     assert len(lexical) == 3  # asked for words alone, weightless matches are still all there is
+
+
+def test_a_found_memory_reads_whole_while_the_page_budget_lasts_best_first() -> None:
+    from domain.search.usecases import WHOLE_MEMORY_TOKENS, whole_within
+
+    def hit(i: int, tokens: int) -> Hit:
+        text = " ".join(["word"] * tokens)
+        return Hit(f"mem_{i}", "memory", 1.0 / (i + 1), text, {"token_count": tokens, "snippet": text[:240]})
+
+    shown = whole_within([hit(0, 300), hit(1, WHOLE_MEMORY_TOKENS + 1), hit(2, 500), hit(3, 250), hit(4, 10)],
+                         budget=1_000)
+    # 300 fits; 601 is past what one hit may take; 500 fits (200 left); 250 does not; 10 does.
+    assert [h.fields["whole"] for h in shown] == [True, False, True, False, True]
+    short = Hit("mem_5", "memory", 1.0, "tea", {"token_count": 1, "snippet": "tea"})
+    assert whole_within([short], budget=0)[0].fields["whole"] is True  # its snippet is all of it anyway
+
+
+def test_memory_get_reads_one_whole_and_hides_what_the_caller_may_not_see(world) -> None:
+    from domain.access.principal import Principal, RequestContext
+    from domain.memories.usecases import GetMemory
+
+    long = store_uc(world)(StoreMemoryRequest("Rollback steps: " + "freeze deploys, undo the rollout. " * 60,
+                                              "project", 0.9))
+    got = GetMemory(world.store, world.policies)(long.id)
+    assert got.content == long.content and got.fields["token_count"] == long.token_count
+    stranger = GetMemory(world.store, world.policies, identity=lambda: RequestContext(Principal("mallory")))
+    with pytest.raises(NotFoundError):
+        stranger(long.id)
+    assert any(e.action == "denied" and e.actor == "mallory" for e in world.store.recent(5))
+    with pytest.raises(ValidationError) as bad:
+        GetMemory(world.store, world.policies)("mem_xyz")
+    assert bad.value.field == "memory_id"
+    with pytest.raises(NotFoundError):
+        GetMemory(world.store, world.policies)("mem_" + "0" * 32)

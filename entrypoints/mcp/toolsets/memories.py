@@ -8,7 +8,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from domain.access.privacy import Privacy
-from domain.memories.usecases import DeleteMemory, ListMemories, StoreMemory, StoreMemoryRequest
+from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, StoreMemory, StoreMemoryRequest
 from domain.model import MEMORY_TYPES
 from domain.search.usecases import SearchMemories, SearchMemoriesRequest
 from entrypoints.mcp import render
@@ -66,6 +66,15 @@ class MemoryTools(Toolbox):
             lines.append(f"More: call again with cursor={page.next_cursor}")
         return render.ok({"count": len(hits), "results": [render.hit(h) for h in hits],
                           "next_cursor": page.next_cursor}, "\n".join(lines))
+
+    @tool("Read one memory whole by id (a search shows long ones cut).", annotations=READ_ONLY, needs_store=False)
+    def memory_get(
+        self,
+        memory_id: Annotated[str, Field(description="Memory ID, starts with 'mem_'")],
+    ) -> CallToolResult:
+        found = self.use(GetMemory)()(memory_id)
+        return render.ok(render.hit(found), f"[{found.id}] ({found.fields['memory_type']}, "
+                                            f"conf={found.fields['confidence']:g}): {found.content}")
 
     @tool("Delete a memory by id.", annotations=DESTRUCTIVE, writes=True)
     def memory_delete(
