@@ -13,6 +13,7 @@ from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
 from config.settings import Settings
 from domain.access.guard import GuardedStore
+from domain.access.principal import RequestContext
 from domain.pieces import PieceSplitter
 from domain.validation import require_choice
 from domain.upkeep.health import EmbeddingHealth
@@ -88,6 +89,11 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     return Reembed(active=active, target=target, target_vectors=index, store=store, artifacts=store,  # type: ignore[arg-type]
                    ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec),  # type: ignore[arg-type]
                    identity=identity)  # type: ignore[arg-type]
+
+
+def reembed_into(settings: Settings, active: object, store: object, chunker: object, tokenizer: object) -> Reembed:
+    """Re-embedding the whole store into the local model ``settings`` configure (a model switch)."""
+    return _reembed("local", settings, active, store, chunker, tokenizer, RequestContext)
 
 
 def _projects() -> ProjectResolver:

@@ -64,3 +64,16 @@ def embedder_of_kind(kind: str, settings: Settings) -> object:
     if kind == "jina":
         return jina_embedder(settings)
     return openai_embedder(settings, kind)
+
+
+LOCAL_MODELS = {"all-MiniLM-L6-v2": "minilm", "multilingual-e5-small-q4": "e5-small"}
+
+
+def serving_settings(settings: Settings, stored: object) -> Settings | None:
+    """Settings whose embedder reproduces the ``stored`` profile (a store built with the other local
+    model than the one configured), so it serves while the configured one re-embeds; None when no model
+    shipped here can (another provider's: then the store is refused, as before, with what to do)."""
+    if getattr(stored, "provider", None) == "local" and getattr(stored, "model", None) in LOCAL_MODELS:
+        return settings.model_copy(update={"memtrove_embedder": "local",
+                                           "memtrove_local_model": LOCAL_MODELS[stored.model]})  # type: ignore[attr-defined]
+    return None

@@ -38,6 +38,11 @@ def run_doctor(settings: Settings, rebuild: bool) -> int:
 
 def report(runtime: Runtime) -> int:
     store, index = runtime.app.adapters.store(), runtime.app.adapters.vectors()
+    switch = runtime.switch
+    if switch is not None:  # a store built with the other local model: served with it until re-embedded
+        status = switch.status(switch.progress(store))
+        print(f"model switch: {status['from']} -> {status['to']}: {status['done']} of {status['total']} records "
+              f"re-embedded; a running server finishes it and switches (searches use the first meanwhile)")
     healthy = True
     for collection in COLLECTIONS:
         stored, indexed = store.count_vectors(collection), index.count(collection)

@@ -13,7 +13,9 @@ from typing import TypeVar
 
 from loguru import logger
 
-from config.container import Application
+from dependency_injector import providers
+
+from config.container import Application, reembed_into
 from config.settings import Settings
 from entrypoints.fatal import say_fatal
 from domain.errors import ConfigurationError, MemtroveError
@@ -22,7 +24,9 @@ from domain.artifacts.resume import ResumeIngests
 from domain.documents.usecases import ItemWriter
 from domain.upkeep.retention import ExpireItems
 from adapters.metrics import Metrics, outbox_backlog
+from domain.upkeep.maintenance import describe
 from domain.upkeep.vector_sync import SyncVectors
+from entrypoints.switch import Gate, ModelSwitch, plan
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
@@ -58,6 +62,8 @@ class Runtime:
         self.metrics: Metrics = self.app.adapters.metrics()
         self.metrics.watch_backlog(lambda: outbox_backlog(self.app.adapters.store()) if self._ready else 0.0)
         self._builders: dict[type, Callable[..., object]] = {}
+        self.gate = Gate()  # tool calls pass together; a model switch alone (entrypoints/switch.py)
+        self.switch: ModelSwitch | None = None
 
     def use_case(self, kind: type[T]) -> Callable[..., T]:
         """The composition root's builder of the use case of this type (called per call: building one
@@ -88,10 +94,13 @@ class Runtime:
                                          f"{', '.join(available)}")
 
     def check_store(self) -> None:
-        """The store's embedding profile matches the configured embedder (recorded on first use)."""
+        """The store's embedding profile matches the configured embedder (recorded on first use); a
+        store built with the other local model is served with it while a switch re-embeds it."""
         with self._lock:
             if self._checked:
                 return
+            if self.switch is None:
+                self._plan_switch()
             profile = self.app.use_cases.check_profile()()
             logger.info("store_opened profile={}/{}/{} data_dir={}", profile.provider, profile.model,
                         profile.dimensions, self.settings.memtrove_data_dir)
@@ -120,6 +129,8 @@ class Runtime:
             self._spawn("memtrove-resume", lambda: self._resume_loop(resume, orphans))
             self._spawn("memtrove-documents", lambda: self._documents_loop(writer))
             self._spawn("memtrove-retention", lambda: self._retention_loop(expire))
+            if self.switch is not None and self.switch.state == "re-embedding":
+                self._spawn("memtrove-switch", self._run_switch)
             self._ready = True
             if self._long_lived:
                 settle()
@@ -140,11 +151,65 @@ class Runtime:
             finally:
                 self.kick()
 
-        # In the call's context: the work runs as the caller (its request scope), not as nobody.
-        called = contextvars.copy_context()
-        threading.Thread(target=lambda: called.run(run), name="memtrove-call", daemon=True).start()
+        # In the call's context: the work runs as the caller (its request scope), not as nobody; and
+        # it holds the call's pass through the gate until it ends, though the call may answer before.
+        called, release = contextvars.copy_context(), self.gate.share()
+
+        def passing() -> None:
+            try:
+                called.run(run)
+            finally:
+                release()
+
+        threading.Thread(target=passing, name="memtrove-call", daemon=True).start()
         return future
 
+    def _plan_switch(self) -> None:
+        store, target = self.app.adapters.store(), self.app.adapters.embedder().profile
+        stored = store.stored_profile()
+
+        def current() -> bool:
+            done = store.completed(target.key)
+            return done is not None and done[1] == store.last_audit_seq()
+        self.switch = plan(self.settings, stored, target, current)
+        if self.switch is not None:
+            logger.info("model_switch_started from={} to={} (searches use the first until the second is "
+                        "complete)", describe(self.switch.stored), describe(target))
+            self._rebuild(self.switch.serving)
+
+    def _rebuild(self, settings: Settings) -> None:
+        """A container for ``settings`` in place of the current one (the metrics registry kept)."""
+        old, self.app = self.app, Application(settings=settings)
+        self.app.adapters.metrics.override(providers.Object(self.metrics))
+        self._builders.clear()
+        old.shutdown_resources()
+
+    def _run_switch(self) -> None:
+        switch = self.switch
+        assert switch is not None
+        adapters = self.app.adapters
+        store = adapters.store()
+        reembed = reembed_into(switch.configured, switch.stored, store, self.app.plugins.chunker(),
+                               adapters.tokenizer())
+
+        def current() -> bool:
+            done = store.completed(switch.target.key)
+            return done is not None and done[1] == store.last_audit_seq()
+        switch.run(lambda: reembed(), current, self.gate, self._swap, self._stop)
+
+    def _swap(self) -> None:
+        """Under the closed gate: the background work stops, the configured model's container takes over."""
+        assert self.switch is not None
+        self._stop.set()
+        self._work.set()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=30.0)
+        self._threads, self._stop = [], threading.Event()
+        self._rebuild(self.switch.configured)
+        self._checked = self._ready = False
+        self.check_store()  # the re-embedding is complete and current: the configured profile is recorded
+        self.ensure_ready()  # the store takes over the new index's vectors
     def _spawn(self, name: str, loop: Callable[[], None]) -> None:
         def run() -> None:
             try:

@@ -132,9 +132,10 @@ def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta
     try:
         if check is not None:
             check()
-        if meta.needs_store:
-            runtime.ensure_ready()
-        result = action()
+        with runtime.gate.serving():  # a model switch waits for calls in flight, and they for it
+            if meta.needs_store:
+                runtime.ensure_ready()
+            result = action()
         body = result.structured_content if isinstance(result.structured_content, dict) else None
         if meta.writes:
             runtime.kick()

@@ -20,6 +20,9 @@ class UpkeepTools(Toolbox):
     @tool("Check the embedding provider: configuration, reachability, latency.", annotations=READ_ONLY)
     def embedding_health(self) -> CallToolResult:
         report: dict[str, Any] = self.use(EmbeddingHealth)()()
+        switch = self.runtime.switch
+        if switch is not None:
+            report["model_switch"] = switch.status(switch.progress(self.runtime.app.adapters.store()))
         return render.ok(report, render.as_json(report))
 
     @tool("Re-embed one artifact, or everything (artifacts, memories, history), with another embedder into "

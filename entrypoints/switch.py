@@ -1,0 +1,131 @@
+"""Switching a store to another local model without losing service.
+
+A store built with one model (say MiniLM) opened with the other configured (e5-small) is not refused:
+the server serves it with the model that built it, re-embeds everything into the configured model's
+own collections in the background (resumable: the re-embed ledger says what is done, so a kill loses
+only the record in hand), and once that is complete and current, switches at once: calls in flight
+finish, new ones wait the moment it takes, the configured model answers from then on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+
+from config.embedders import serving_settings
+from config.settings import Settings
+from domain.model import EmbeddingProfile
+from domain.upkeep.maintenance import describe
+
+RETRY = 5.0  # seconds before a failed or not-yet-current round is tried again
+
+
+class Gate:
+    """Tool calls pass together (``serving``); a switch passes alone (``exclusive``), after those in flight."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._serving = 0
+        self._closed = False
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._closed)
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._serving -= 1
+                self._cond.notify_all()
+
+    def share(self) -> Callable[[], None]:
+        """One more share for work a call in flight hands to another thread (it must not wait: a closed
+        gate waits for that very call); returns its release."""
+        with self._cond:
+            self._serving += 1
+
+        def release() -> None:
+            with self._cond:
+                self._serving -= 1
+                self._cond.notify_all()
+        return release
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._closed)
+            self._closed = True
+            self._cond.wait_for(lambda: self._serving == 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._closed = False
+                self._cond.notify_all()
+
+
+@dataclass
+class ModelSwitch:
+    """From the ``stored`` profile (served meanwhile, by ``serving``) to the ``configured`` settings' model."""
+
+    configured: Settings
+    serving: Settings
+    stored: EmbeddingProfile
+    target: EmbeddingProfile
+    state: str = "re-embedding"  # then "switched", or "failed" (the reason in ``error``)
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+    rounds: int = 0
+
+    def status(self, progress: dict[str, int] | None = None) -> dict[str, Any]:
+        return {"from": describe(self.stored), "to": describe(self.target), "state": self.state,
+                "rounds": self.rounds, "seconds": round(time.time() - self.started, 1),
+                **(progress or {}), **({"error": self.error} if self.error else {})}
+
+    def progress(self, store: Any) -> dict[str, int]:
+        """Records re-embedded into the target so far (the ledger's), of all the store holds."""
+        if self.state == "switched":
+            return {}
+        total = len(store.committed_versions()) + len(store.memory_ids()) + len(store.turn_hashes())
+        return {"done": min(len(store.reembedded(self.target.key)), total), "total": total}
+
+    def run(self, reembed: Callable[[], Any], current: Callable[[], bool], gate: Gate, swap: Callable[[], None],
+            stop: threading.Event) -> None:
+        """Re-embed until complete and current, then switch under the gate (one last round inside it)."""
+        while not stop.is_set():
+            try:
+                self.rounds += 1
+                reembed()
+                if current():
+                    with gate.exclusive():
+                        reembed()  # whatever calls wrote since the round above
+                        if current():
+                            swap()
+                            self.state = "switched"
+                            logger.info("model_switched from={} to={} seconds={:.0f}", describe(self.stored),
+                                        describe(self.target), time.time() - self.started)
+                            return
+            except Exception as exc:  # noqa: BLE001 - the old model keeps serving; try again
+                self.error = str(getattr(exc, "message", exc))
+                logger.warning("model_switch_round_failed error={}", self.error)
+            stop.wait(RETRY)
+
+
+def plan(configured: Settings, stored: EmbeddingProfile | None, target: EmbeddingProfile,
+         complete: Callable[[], bool]) -> ModelSwitch | None:
+    """A switch when the store was built with the other local model and its re-embedding is not yet
+    complete and current (when it is, the store check switches at once, as before)."""
+    if stored is None or stored.key == target.key or complete():
+        return None
+    serving = serving_settings(configured, stored)
+    if serving is None:
+        return None
+    return ModelSwitch(configured, serving, stored, target)
