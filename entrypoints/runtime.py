@@ -13,9 +13,7 @@ from typing import TypeVar
 
 from loguru import logger
 
-from dependency_injector import providers
-
-from config.container import Application, reembed_into
+from config.container import Application
 from config.settings import Settings
 from entrypoints.fatal import say_fatal
 from domain.errors import ConfigurationError, MemtroveError
@@ -24,9 +22,8 @@ from domain.artifacts.resume import ResumeIngests
 from domain.documents.usecases import ItemWriter
 from domain.upkeep.retention import ExpireItems
 from adapters.metrics import Metrics, outbox_backlog
-from domain.upkeep.maintenance import describe
 from domain.upkeep.vector_sync import SyncVectors
-from entrypoints.switch import Gate, ModelSwitch, plan
+from entrypoints.switch import Gate, ModelSwitch, Switching
 
 WARM_UP_DELAY = 1.0
 IDLE_POLL = 0.2  # seconds between looks at the outbox when no local write announced work
@@ -41,7 +38,7 @@ DOCUMENTS_GRACE = 30.0  # a version this recent may still be written by its own 
 T = TypeVar("T")
 
 
-class Runtime:
+class Runtime(Switching):
     """Holds the container for an entrypoint; stores are checked before a tool touches them.
 
     Once ready it runs two background threads: the vector worker (moves committed work from the
@@ -164,52 +161,6 @@ class Runtime:
         threading.Thread(target=passing, name="memtrove-call", daemon=True).start()
         return future
 
-    def _plan_switch(self) -> None:
-        store, target = self.app.adapters.store(), self.app.adapters.embedder().profile
-        stored = store.stored_profile()
-
-        def current() -> bool:
-            done = store.completed(target.key)
-            return done is not None and done[1] == store.last_audit_seq()
-        self.switch = plan(self.settings, stored, target, current)
-        if self.switch is not None:
-            logger.info("model_switch_started from={} to={} (searches use the first until the second is "
-                        "complete)", describe(self.switch.stored), describe(target))
-            self._rebuild(self.switch.serving)
-
-    def _rebuild(self, settings: Settings) -> None:
-        """A container for ``settings`` in place of the current one (the metrics registry kept)."""
-        old, self.app = self.app, Application(settings=settings)
-        self.app.adapters.metrics.override(providers.Object(self.metrics))
-        self._builders.clear()
-        old.shutdown_resources()
-
-    def _run_switch(self) -> None:
-        switch = self.switch
-        assert switch is not None
-        adapters = self.app.adapters
-        store = adapters.store()
-        reembed = reembed_into(switch.configured, switch.stored, store, self.app.plugins.chunker(),
-                               adapters.tokenizer())
-
-        def current() -> bool:
-            done = store.completed(switch.target.key)
-            return done is not None and done[1] == store.last_audit_seq()
-        switch.run(lambda: reembed(), current, self.gate, self._swap, self._stop)
-
-    def _swap(self) -> None:
-        """Under the closed gate: the background work stops, the configured model's container takes over."""
-        assert self.switch is not None
-        self._stop.set()
-        self._work.set()
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(timeout=30.0)
-        self._threads, self._stop = [], threading.Event()
-        self._rebuild(self.switch.configured)
-        self._checked = self._ready = False
-        self.check_store()  # the re-embedding is complete and current: the configured profile is recorded
-        self.ensure_ready()  # the store takes over the new index's vectors
     def _spawn(self, name: str, loop: Callable[[], None]) -> None:
         def run() -> None:
             try:

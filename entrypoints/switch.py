@@ -18,6 +18,9 @@ from typing import Any
 
 from loguru import logger
 
+from dependency_injector import providers
+
+from config.container import Application, reembed_into
 from config.embedders import serving_settings
 from config.settings import Settings
 from domain.model import EmbeddingProfile
@@ -104,6 +107,7 @@ class ModelSwitch:
             try:
                 self.rounds += 1
                 reembed()
+                self.error = None
                 if current():
                     with gate.exclusive():
                         reembed()  # whatever calls wrote since the round above
@@ -117,6 +121,65 @@ class ModelSwitch:
                 self.error = str(getattr(exc, "message", exc))
                 logger.warning("model_switch_round_failed error={}", self.error)
             stop.wait(RETRY)
+
+
+class Switching:
+    """The Runtime's part in a switch: serve with the stored model, re-embed, swap containers."""
+
+    settings: Settings
+    app: Application
+    metrics: Any
+    gate: Gate
+    switch: ModelSwitch | None
+    _builders: dict[type, Any]
+    _threads: list[threading.Thread]
+    _stop: threading.Event
+    _work: threading.Event
+    _checked: bool
+    _ready: bool
+
+    def _plan_switch(self) -> None:
+        store, target = self.app.adapters.store(), self.app.adapters.embedder().profile
+        self.switch = plan(self.settings, store.stored_profile(), target, lambda: current(store, target))
+        if self.switch is not None:
+            logger.info("model_switch_started from={} to={} (searches use the first until the second is "
+                        "complete)", describe(self.switch.stored), describe(target))
+            self._rebuild(self.switch.serving)
+
+    def _rebuild(self, settings: Settings) -> None:
+        """A container for ``settings`` in place of the current one (the metrics registry kept)."""
+        old, self.app = self.app, Application(settings=settings)
+        self.app.adapters.metrics.override(providers.Object(self.metrics))
+        self._builders.clear()
+        old.shutdown_resources()
+
+    def _run_switch(self) -> None:
+        switch = self.switch
+        assert switch is not None
+        adapters = self.app.adapters
+        store = adapters.store()
+        reembed = reembed_into(switch.configured, switch.stored, store, self.app.plugins.chunker(),
+                               adapters.tokenizer())
+        switch.run(lambda: reembed(), lambda: current(store, switch.target), self.gate, self._swap, self._stop)
+
+    def _swap(self) -> None:
+        """Under the closed gate: the background work stops, the configured model's container takes over."""
+        assert self.switch is not None
+        self._stop.set()
+        self._work.set()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=30.0)
+        self._threads, self._stop = [], threading.Event()
+        self._rebuild(self.switch.configured)
+        self._checked = self._ready = False
+        self.check_store()  # type: ignore[attr-defined]  # the re-embedding is complete and current: the configured profile is recorded
+        self.ensure_ready()  # type: ignore[attr-defined]  # the store takes over the new index's vectors
+
+def current(store: Any, target: EmbeddingProfile) -> bool:
+    """Whether re-embedding into ``target`` is complete as of the store's latest audited write."""
+    done = store.completed(target.key)
+    return done is not None and done[1] == store.last_audit_seq()
 
 
 def plan(configured: Settings, stored: EmbeddingProfile | None, target: EmbeddingProfile,
