@@ -40,7 +40,7 @@ class OwnerLauncher:
             sock.close()
             raise Unavailable(f"the data dir {self.data_dir} is served by memtrove pid {holder.get('pid', '?')} with "
                               f"the embedder {holder['embedder']}, but this client is configured for {self.embedder} "
-                              "(MEMTROVE_EMBEDDER, OPENAI_EMBED_MODEL, OPENAI_EMBED_DIMS): give every client of a "
+                              "(MEMTROVE_EMBEDDER, MEMTROVE_LOCAL_MODEL, OPENAI_EMBED_MODEL, OPENAI_EMBED_DIMS): give every client of a "
                               "data dir the same settings, or use another MEMTROVE_DATA_DIR")
         try:
             sock.sendall(bridge_hello(self.toolsets))

@@ -82,9 +82,10 @@ def prepare_socket_dir(path: Path, data_dir: Path) -> None:
 
 
 def embedder_label(settings: Settings) -> str:
-    """The embedder a server is configured with, as a client's settings name it (``local``, ``openai/<model>/<dims>``)."""
+    """The embedder a server is configured with, as a client's settings name it (``local/<model>``,
+    ``openai/<model>/<dims>``)."""
     if settings.memtrove_embedder == "local":
-        return "local"
+        return f"local/{settings.memtrove_local_model}"
     return f"{settings.memtrove_embedder}/{settings.openai_embed_model}/{settings.openai_embed_dims}"
 
 
