@@ -100,6 +100,11 @@ class ModelSwitch:
         total = len(store.committed_versions()) + len(store.memory_ids()) + len(store.turn_hashes())
         return {"done": min(len(store.reembedded(self.target.key)), total), "total": total}
 
+    def of_artifact(self, store: Any, artifact_id: str, version: str) -> dict[str, Any]:
+        """Whether this version of an artifact has its vectors of the target model yet."""
+        done = store.reembedded(self.target.key).get(f"artifact:{artifact_id}") == version
+        return {"to": describe(self.target), "reembedded": done}
+
     def run(self, reembed: Callable[[], Any], current: Callable[[], bool], gate: Gate, swap: Callable[[], None],
             stop: threading.Event) -> None:
         """Re-embed until complete and current, then switch under the gate (one last round inside it)."""

@@ -38,10 +38,13 @@ def test_a_store_switches_model_in_the_background_and_survives_a_kill(tmp_path: 
     with http_server(data, MINILM) as server, blocking(http_session(server.mcp_url)) as client:
         for fact in FACTS:
             assert not client.call("memory_store", {"content": fact, "type": "fact", "confidence": 0.9}).is_error
+        guides = []
         for i in range(3):
-            assert not client.call("artifact_ingest", {"artifact_type": "doc", "source_system": "wiki",
-                                                       "source_id": f"guide-{i}", "content": (
-                f"Harbour guide {i}. " + "The pilot boards at the outer buoy and docks at berth seven. " * 40)}).is_error
+            got = client.call("artifact_ingest", {"artifact_type": "doc", "source_system": "wiki",
+                                                  "source_id": f"guide-{i}", "content": (
+                f"Harbour guide {i}. " + "The pilot boards at the outer buoy and docks at berth seven. " * 40)})
+            assert not got.is_error
+            guides.append(got.structured_content["artifact_id"])
         for i in range(4):
             assert not client.call("history_append", {"conversation_id": "trip", "role": "user", "turn_index": i,
                                                       "content": f"Turn {i}: we booked ferry {i}."}).is_error
@@ -55,6 +58,8 @@ def test_a_store_switches_model_in_the_background_and_survives_a_kill(tmp_path: 
             while time.monotonic() < deadline:
                 status = health(client)["model_switch"]
                 assert status["state"] == "re-embedding" and status["to"].endswith("multilingual-e5-small-q4/384d")
+                got = client.call("artifact_get", {"artifact_id": guides[0]}).structured_content
+                assert got["model_switch"]["to"] == status["to"] and got["model_switch"]["reembedded"] in (True, False)
                 hits = search(client, "when does the ferry to Vell3 leave")["results"]
                 assert hits and hits[0]["provenance"]["embedding_model"] == "all-MiniLM-L6-v2"
                 if status["done"] >= 6:
@@ -90,6 +95,7 @@ def test_a_store_switches_model_in_the_background_and_survives_a_kill(tmp_path: 
         results = found.structured_content["results"]
         assert len(results) == 3, results  # the three guides, found by their e5 vectors
         assert all(r["provenance"]["embedding_model"] == "multilingual-e5-small-q4" for r in results), results
+        assert "model_switch" not in client.call("artifact_get", {"artifact_id": guides[0]}).structured_content
         stored = client.call("memory_store", {"content": "After the switch.", "type": "fact", "confidence": 0.9})
         assert stored.structured_content["embedding_model"] == "multilingual-e5-small-q4"
 

@@ -119,6 +119,9 @@ class ArtifactTools(Toolbox):
         body: dict[str, Any] = {"artifact_id": a.id, "status": "indexed", "metadata": meta}
         if view.job is not None:
             body["new_version"] = job_status(view.job)
+        switch = self.runtime.switch
+        if switch is not None and switch.state == "re-embedding":  # its vectors of the model to come, yet?
+            body["model_switch"] = switch.of_artifact(self.runtime.app.adapters.store(), a.id, a.version)
         if view.content is not None:
             body["content"] = view.content
         if view.chunks is not None:
