@@ -189,10 +189,10 @@ def current(store: Any, target: EmbeddingProfile) -> bool:
 
 def plan(configured: Settings, stored: EmbeddingProfile | None, target: EmbeddingProfile,
          complete: Callable[[], bool]) -> ModelSwitch | None:
-    """A switch when the store was built with the other local model and its re-embedding is not yet
-    complete and current (when it is, the store check switches at once, as before)."""
-    if stored is None or stored.key == target.key or complete():
-        return None
+    """A switch when the store was built with one local model, the other is configured, and its
+    re-embedding is not yet complete and current (when it is, the store check switches at once)."""
+    if stored is None or stored.key == target.key or configured.memtrove_embedder != "local" or complete():
+        return None  # a paid or remote embedder is never switched to unasked: artifact_reembed does that
     serving = serving_settings(configured, stored)
     if serving is None:
         return None

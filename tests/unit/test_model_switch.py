@@ -86,3 +86,5 @@ def test_a_switch_is_planned_only_between_the_two_local_models_when_not_yet_done
     assert plan(e5, None, E5, lambda: False) is None and plan(e5, E5, E5, lambda: False) is None
     openai = EmbeddingProfile("openai", "text-embedding-3-small", 1536, 8191)
     assert plan(e5, openai, E5, lambda: False) is None  # not a model shipped here: refused as before
+    # OpenAI configured on a MiniLM store: refused as before (re-embedding would spend API calls unasked).
+    assert plan(Settings(memtrove_embedder="openai"), MINILM, openai, lambda: False) is None
