@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
 from datetime import datetime, timezone
+from typing import Any
 
 from domain.access.principal import LOCAL_USER, RequestContext
 from domain.access.rules import custom_keys, days, expiry, owned

@@ -120,7 +120,7 @@ def expiry(retention: str, ts_epoch: float, retention_days: object = None) -> fl
     if retention == "1y":
         return ts_epoch + YEAR
     if retention == "custom" and retention_days is None:
-        return NEVER  # stored before a custom policy needed its days (older stores): kept
+        return NEVER  # spec 000's custom rule, deferred: kept until a duration is given
     if retention == "custom":
         return ts_epoch + days(retention_days) * 86_400.0
     return NEVER
