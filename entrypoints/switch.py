@@ -27,6 +27,7 @@ from domain.model import EmbeddingProfile
 from domain.upkeep.maintenance import describe
 
 RETRY = 5.0  # seconds before a failed or not-yet-current round is tried again
+DRAIN = 10.0  # seconds a switch waits for calls in flight (a long ingest) before trying again later
 
 
 class Gate:
@@ -62,11 +63,15 @@ class Gate:
         return release
 
     @contextmanager
-    def exclusive(self) -> Iterator[None]:
+    def exclusive(self, timeout: float | None = None) -> Iterator[None]:
+        """Alone once the calls in flight end; TimeoutError (the gate open again) if they take longer."""
         with self._cond:
             self._cond.wait_for(lambda: not self._closed)
             self._closed = True
-            self._cond.wait_for(lambda: self._serving == 0)
+            if not self._cond.wait_for(lambda: self._serving == 0, timeout):
+                self._closed = False
+                self._cond.notify_all()
+                raise TimeoutError(f"calls in flight did not end within {timeout:.0f} s")
         try:
             yield
         finally:
@@ -105,19 +110,18 @@ class ModelSwitch:
         done = store.reembedded(self.target.key).get(f"artifact:{artifact_id}") == version
         return {"to": describe(self.target), "reembedded": done}
 
-    def run(self, reembed: Callable[[], Any], current: Callable[[], bool], gate: Gate, swap: Callable[[], None],
-            stop: threading.Event) -> None:
-        """Re-embed until complete and current, then switch under the gate (one last round inside it)."""
-        while not stop.is_set():
+    def run(self, reembed: Callable[[], Any], current: Callable[[], bool], gate: Gate, swap: Callable[[], bool],
+            stopped: Callable[[], bool], wait: Callable[[float], Any]) -> None:
+        """Re-embed until complete and current, then ``swap`` alone behind the gate (it catches up on what
+        came in meanwhile and says whether it switched); a round or a swap that fails is tried again."""
+        while not stopped():
             try:
                 self.rounds += 1
                 reembed()
                 self.error = None
                 if current():
-                    with gate.exclusive():
-                        reembed()  # whatever calls wrote since the round above
-                        if current():
-                            swap()
+                    with gate.exclusive(DRAIN):
+                        if swap():
                             self.state = "switched"
                             logger.info("model_switched from={} to={} seconds={:.0f}", describe(self.stored),
                                         describe(self.target), time.time() - self.started)
@@ -125,7 +129,7 @@ class ModelSwitch:
             except Exception as exc:  # noqa: BLE001 - the old model keeps serving; try again
                 self.error = str(getattr(exc, "message", exc))
                 logger.warning("model_switch_round_failed error={}", self.error)
-            stop.wait(RETRY)
+            wait(RETRY)
 
 
 class Switching:
@@ -161,25 +165,53 @@ class Switching:
     def _run_switch(self) -> None:
         switch = self.switch
         assert switch is not None
-        adapters = self.app.adapters
-        store = adapters.store()
-        reembed = reembed_into(switch.configured, switch.stored, store, self.app.plugins.chunker(),
-                               adapters.tokenizer())
-        switch.run(lambda: reembed(), lambda: current(store, switch.target), self.gate, self._swap, self._stop)
+        # The container changes under a failed swap: each round reads the one of the moment.
+        switch.run(self._reembed_round, lambda: current(self.app.adapters.store(), switch.target), self.gate,
+                   self._swap, lambda: self._stop.is_set(), lambda seconds: self._stop.wait(seconds))
 
-    def _swap(self) -> None:
-        """Under the closed gate: the background work stops, the configured model's container takes over."""
+    def _reembed_round(self) -> None:
         assert self.switch is not None
+        adapters = self.app.adapters
+        reembed_into(self.switch.configured, self.switch.stored, adapters.store(), self.app.plugins.chunker(),
+                     adapters.tokenizer())()
+
+    def _swap(self) -> bool:
+        """Behind the closed gate: the background work stops (nothing writes now), a last round catches up,
+        and if the re-embedding is current the configured model's container takes over. On any failure
+        the stored model's container serves again, its background work restarted."""
+        switch = self.switch
+        assert switch is not None
+        switch.state = "switching"  # the ensure_ready below starts no second switch
+        self._pause()
+        try:
+            self._reembed_round()
+            if not current(self.app.adapters.store(), switch.target):
+                self._restart(switch.serving)
+                switch.state = "re-embedding"
+                return False
+            self._restart(switch.configured)  # the configured profile is recorded; the store adopts its vectors
+            return True
+        except Exception:
+            self._restart(switch.serving)
+            switch.state = "re-embedding"
+            raise
+
+    def _pause(self) -> None:
+        """Stop the background work (all but the calling thread) and wait for it."""
         self._stop.set()
         self._work.set()
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(timeout=30.0)
-        self._threads, self._stop = [], threading.Event()
-        self._rebuild(self.switch.configured)
+        self._threads = [t for t in self._threads if t is threading.current_thread()]
+        self._stop = threading.Event()
+
+    def _restart(self, settings: Settings) -> None:
+        """Serve with ``settings``' container: the store checked, the background work started again."""
+        self._rebuild(settings)
         self._checked = self._ready = False
-        self.check_store()  # type: ignore[attr-defined]  # the re-embedding is complete and current: the configured profile is recorded
-        self.ensure_ready()  # type: ignore[attr-defined]  # the store takes over the new index's vectors
+        self.check_store()  # type: ignore[attr-defined]
+        self.ensure_ready()  # type: ignore[attr-defined]
 
 def current(store: Any, target: EmbeddingProfile) -> bool:
     """Whether re-embedding into ``target`` is complete as of the store's latest audited write."""
@@ -193,6 +225,8 @@ def plan(configured: Settings, stored: EmbeddingProfile | None, target: Embeddin
     re-embedding is not yet complete and current (when it is, the store check switches at once)."""
     if stored is None or stored.key == target.key or configured.memtrove_embedder != "local" or complete():
         return None  # a paid or remote embedder is never switched to unasked: artifact_reembed does that
+    if not configured.database_url.startswith("sqlite"):
+        return None  # replicas on PostgreSQL: another could still write with the old model after a swap
     serving = serving_settings(configured, stored)
     if serving is None:
         return None

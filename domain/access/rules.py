@@ -52,10 +52,12 @@ _KEY_WORDS = {"u": "{}", "t": "team {}", "o": "org {}", "p": "project {}"}
 
 
 def readers(acl: Iterable[str], sensitivity: str, context: RequestContext) -> str:
-    """Who may read an item, in words: 'you, team eng, org acme (cleared for sensitive)'."""
+    """Who may read an item, in words: 'you, team eng, org acme (cleared for sensitive)'; the caller is
+    named only when cleared for it."""
     mine = f"u:{context.principal.user_id}"
     named = ["you" if key == mine else _KEY_WORDS.get(key[:1], "{}").format(key[2:])
-             for key in sorted(acl, key=lambda k: (k != mine, "utop".find(k[:1]), k))]
+             for key in sorted(acl, key=lambda k: (k != mine, "utop".find(k[:1]), k))
+             if key != mine or context.principal.may_read(sensitivity)]
     return f"{', '.join(named)} (cleared for {sensitivity})"
 
 

@@ -60,6 +60,16 @@ class Detached(_Silent):
     detached = True
 
 
+def _kept_as_asked(existing: Artifact, fields: dict[str, Any], retention_days: int | None, now: float) -> bool:
+    """Whether the stored artifact already has the privacy a new ingest asks for, and is readable now."""
+    ts = epoch(fields["ts"] or existing.ts)
+    asked = (fields["sensitivity"], fields["visibility_scope"], fields["retention_policy"], tuple(fields["acl"]),
+             expiry(fields["retention_policy"], ts, retention_days))
+    return existing.expires_epoch > now and asked == (existing.sensitivity, existing.visibility_scope,
+                                                      existing.retention_policy, tuple(existing.acl),
+                                                      existing.expires_epoch)
+
+
 def _no_checkpoint(_: str) -> None:
     return None
 
@@ -122,8 +132,15 @@ class IngestArtifact:
         worker = self.worker_id()
         with self.locks.hold(art_id):
             existing = self.store.get_artifact(art_id)
-            if existing is not None and existing.version == version:
-                return IngestResult(existing, self.store.chunks_of(art_id), "unchanged")
+            # Same content and name, but other privacy or expiry asked (or the stored one expired): a
+            # version naming all of them, not an "unchanged" that keeps what was not asked.
+            asked = artifact_version(digest, chunker.name, chunker.version, fields["labels"], (
+                fields["owner"], *fields["acl"], fields["sensitivity"], fields["visibility_scope"],
+                fields["retention_policy"], request.retention_days, fields["ts"]))
+            if existing is not None and existing.version in (version, asked):
+                if _kept_as_asked(existing, fields, request.retention_days, now):
+                    return IngestResult(existing, self.store.chunks_of(art_id), "unchanged")
+                version = asked if existing.version == version else version
             job = self.store.ingest_job(art_id)
             if job is not None and job.status == INDEXING:
                 claimed = self.store.claim_job(art_id, job.version, worker, self._lease(), self.now())

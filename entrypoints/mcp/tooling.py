@@ -94,7 +94,9 @@ class ArgumentsAsSent(FuncMetadata):
 
     def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
         as_sent = {name: value for name, value in data.items() if name in self.strings}
-        return {**super().pre_parse_json({k: v for k, v in data.items() if k not in as_sent}), **as_sent}
+        parsed = super().pre_parse_json({k: v for k, v in data.items() if k not in as_sent})
+        # The text "null" is not a missing argument: a list or object parameter refuses it as sent.
+        return {**{k: data[k] if v is None and isinstance(data[k], str) else v for k, v in parsed.items()}, **as_sent}
 
 
 def _admits_str(annotation: Any) -> bool:

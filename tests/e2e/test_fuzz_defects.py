@@ -247,7 +247,7 @@ def test_writing_up_for_a_wider_audience_is_kept_and_says_who_can_read_it(
     assert not got.is_error, got.structured_content
     body = got.structured_content
     assert body["you_can_read"] is False
-    assert body["readable_by"] == "you, carol, team hr (cleared for highly_sensitive)"
+    assert body["readable_by"] == "carol, team hr (cleared for highly_sensitive)"
     assert body["sensitivity"] == "highly_sensitive" and body["expires_at"].endswith("Z")
     assert "you cannot read it back" in got.content[0].text
 

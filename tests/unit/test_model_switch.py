@@ -57,25 +57,39 @@ def test_work_a_call_hands_on_keeps_its_share_even_while_a_swap_waits() -> None:
     assert done.wait(5)
 
 
-def test_the_loop_swaps_only_when_current_inside_the_gate_and_retries_a_failure() -> None:
+def test_the_loop_swaps_only_when_the_swap_finds_it_current_and_retries_a_failure() -> None:
     switch = ModelSwitch(Settings(), Settings(), MINILM, E5)
     rounds: list[str] = []
-    answers = iter([False, True, False, True, True])  # current? after rounds 1, 2, gated 2, 3, gated 3
+    answers = iter([False, True, True])  # current? after rounds 2, 3 and 4 (round 1 fails)
+    swaps = iter([False, True])  # the first swap finds a write came in meanwhile: not switched
 
     def reembed() -> None:
         rounds.append("round")
         if len(rounds) == 1:
             raise RuntimeError("disk full")
 
-    swapped = []
-    import entrypoints.switch as module
-    module.RETRY, retry = 0.01, module.RETRY
+    tried: list[bool] = []
+
+    def swap() -> bool:
+        tried.append(True)
+        return next(swaps)
+
+    switch.run(reembed, lambda: next(answers), Gate(), swap, lambda: False, lambda _seconds: None)
+    assert switch.state == "switched" and switch.error is None  # the failure was retried
+    assert len(rounds) == 4 and len(tried) == 2
+
+
+def test_a_swap_gives_up_when_calls_in_flight_outlast_the_drain() -> None:
+    gate = Gate()
+    release = gate.share()  # a long ingest handed on by a call
     try:
-        switch.run(reembed, lambda: next(answers), Gate(), lambda: swapped.append(True), threading.Event())
-    finally:
-        module.RETRY = retry
-    assert swapped == [True] and switch.state == "switched" and switch.error is None  # the failure was retried
-    assert len(rounds) == 6  # failed, not current, current then not inside the gate, current and current inside
+        with gate.exclusive(0.2):
+            raise AssertionError("the gate closed over work in flight")
+    except TimeoutError:
+        pass
+    with gate.serving():  # open again at once
+        pass
+    release()
 
 
 def test_a_switch_is_planned_only_between_the_two_local_models_when_not_yet_done() -> None:

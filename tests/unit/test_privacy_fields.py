@@ -61,7 +61,7 @@ def test_a_write_above_the_writers_clearance_only_the_writer_reads_is_refused() 
 def test_writing_up_for_others_is_kept_and_says_who_reads_it() -> None:
     fields = Privacy("highly_sensitive", "team").written(BOB, NOW, NOW)
     assert fields["acl"] == ("t:eng", "u:bob")
-    assert readers(fields["acl"], "highly_sensitive", BOB) == "you, team eng (cleared for highly_sensitive)"
+    assert readers(fields["acl"], "highly_sensitive", BOB) == "team eng (cleared for highly_sensitive)"
     assert readers(("o:acme", "p:atlas", "u:carol", "u:bob"), "normal", BOB) == \
         "you, carol, org acme, project atlas (cleared for normal)"
 
@@ -117,3 +117,31 @@ def test_each_write_use_case_refuses_a_write_nobody_could_read_and_writes_nothin
             assert refused.value.field == "ts", kind
     assert w.store.memories == {} and w.store.recent_turns("trip", 5) == [] and w.store.recent(10) == []
     assert w.store.lexical_search("artifact", ["ferry"], 5) == [] and w.store.lexical_search("chunk", ["ferry"], 5) == []
+
+
+def test_an_artifact_ingested_again_with_other_privacy_or_already_expired_is_not_unchanged(aworld) -> None:
+    from domain.artifacts.ingest import IngestArtifact
+    from domain.artifacts.input import IngestRequest
+    from domain.model import ChunkSpec
+    from plugins.chunkers.token_window import TokenWindowChunker
+    from tests.conftest import catalog
+
+    clock = {"now": NOW}
+    ingest = IngestArtifact(aworld.embedder, aworld.store, aworld.store, catalog(TokenWindowChunker()),
+                            aworld.tokenizer, ChunkSpec(30, 5, 30), aworld.split, now=lambda: clock["now"],
+                            identity=lambda: LOCAL)
+
+    def put(**asked) -> object:
+        return ingest(IngestRequest("note", "wiki", "Ferry timetable.", source_id="ferry", **asked))
+
+    first = put(ts="2027-01-14T00:00:00Z", retention_policy="custom", retention_days=2)
+    assert put(ts="2027-01-14T00:00:00Z", retention_policy="custom", retention_days=2).status == "unchanged"
+    longer = put(ts="2027-01-14T00:00:00Z", retention_policy="custom", retention_days=30)
+    assert longer.status == "replaced" and longer.artifact.expires_epoch == first.artifact.expires_epoch + 28 * 86_400
+    assert put(ts="2027-01-14T00:00:00Z", retention_policy="custom", retention_days=30).status == "unchanged"
+    assert put(sensitivity="sensitive").status == "replaced"  # the local owner's own: its privacy was ignored
+    assert put(sensitivity="sensitive").status == "unchanged"
+    assert put().artifact.sensitivity == "normal"
+    clock["now"] = NOW + 40 * 86_400
+    kept = put(retention_policy="1y")
+    assert kept.status == "replaced" and kept.artifact.expires_epoch > clock["now"]

@@ -89,3 +89,5 @@ def test_a_list_or_object_sent_as_json_text_is_still_read_for_parameters_that_ta
     # A plain word or a number in a string is not JSON of a list: it arrives as sent, for the checks to refuse.
     got = run_ingest({"content": "c", "visible_to": "alice", "retention_days": "5"})
     assert got["visible_to"] == "alice" and got["retention_days"] == "5"
+    got = run_ingest({"content": "c", "visible_to": "null", "filters": "null"})  # not left out: refused as text
+    assert got["visible_to"] == "null" and got["filters"] == "null"
