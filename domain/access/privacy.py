@@ -13,7 +13,7 @@ from domain.access.principal import LOCAL_USER, RequestContext
 from domain.access.rules import custom_keys, days, expiry, owned
 from domain.errors import ValidationError
 from domain.model import RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES
-from domain.validation import format_ts, require_choice
+from domain.validation import epoch, format_ts, require_choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,16 @@ def check_readable(context: RequestContext, fields: Mapping[str, Any], ts_epoch:
         raise ValidationError("ts", f"ts {_iso(ts_epoch)} with {kept} expired at {_iso(expires)}, before now: the "
                                     f"item would be gone as soon as it is written, so nothing was stored. Give a "
                                     f"later ts or a longer retention")
+
+
+def kept_as_asked(existing: Any, fields: dict[str, Any], retention_days: int | None, now: float) -> bool:
+    """Whether the stored artifact already has the privacy a new ingest asks for, and is readable now."""
+    ts = epoch(fields["ts"] or existing.ts)
+    asked = (fields["sensitivity"], fields["visibility_scope"], fields["retention_policy"], tuple(fields["acl"]),
+             expiry(fields["retention_policy"], ts, retention_days))
+    return existing.expires_epoch > now and asked == (existing.sensitivity, existing.visibility_scope,
+                                                      existing.retention_policy, tuple(existing.acl),
+                                                      existing.expires_epoch)
 
 
 def _iso(moment: float) -> str:

@@ -12,13 +12,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from domain.chunk_checks import chunk_problem
 from domain.chunker_choice import AUTO, FALLBACK, choose
 from domain.chunking import content_hash
 from domain.access.principal import LOCAL_USER, Identity
-from domain.access.privacy import check_readable
+from domain.access.privacy import check_readable, kept_as_asked
+from domain.artifacts.progress import Detached, Progress, Silent  # noqa: F401 - Detached: re-exported
 from domain.access.rules import expiry, owned
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
@@ -37,37 +38,6 @@ LEASE_SECONDS = 60.0  # a job not renewed for this long is taken over by the nex
 
 Checkpoint = Callable[[str], None]  # fault injection for the crash test; a no-op in service
 Target = tuple[str, str, int]  # (record id, text to embed, chunk index or -1)
-
-
-class Progress(Protocol):
-    """Told how far an ingest got; ``detached`` once nobody waits for the call any more."""
-
-    detached: bool
-
-    def __call__(self, artifact_id: str, done: int, total: int) -> None: ...
-
-
-class _Silent:
-    detached = False
-
-    def __call__(self, artifact_id: str, done: int, total: int) -> None:
-        return None
-
-
-class Detached(_Silent):
-    """Progress of work nobody waits for (a resumed job): a failure is recorded on its job."""
-
-    detached = True
-
-
-def _kept_as_asked(existing: Artifact, fields: dict[str, Any], retention_days: int | None, now: float) -> bool:
-    """Whether the stored artifact already has the privacy a new ingest asks for, and is readable now."""
-    ts = epoch(fields["ts"] or existing.ts)
-    asked = (fields["sensitivity"], fields["visibility_scope"], fields["retention_policy"], tuple(fields["acl"]),
-             expiry(fields["retention_policy"], ts, retention_days))
-    return existing.expires_epoch > now and asked == (existing.sensitivity, existing.visibility_scope,
-                                                      existing.retention_policy, tuple(existing.acl),
-                                                      existing.expires_epoch)
 
 
 def _no_checkpoint(_: str) -> None:
@@ -138,7 +108,7 @@ class IngestArtifact:
                 fields["owner"], *fields["acl"], fields["sensitivity"], fields["visibility_scope"],
                 fields["retention_policy"], request.retention_days, fields["ts"]))
             if existing is not None and existing.version in (version, asked):
-                if _kept_as_asked(existing, fields, request.retention_days, now):
+                if kept_as_asked(existing, fields, request.retention_days, now):
                     return IngestResult(existing, self.store.chunks_of(art_id), "unchanged")
                 version = asked if existing.version == version else version
             job = self.store.ingest_job(art_id)
@@ -152,16 +122,16 @@ class IngestArtifact:
                 if job.version == version:  # its worker died: carry on where it stopped
                     begun = self.store.pending_artifact(art_id, version)
                     if begun is not None:
-                        return self._run(*begun, claimed, existing is not None, progress or _Silent())
+                        return self._run(*begun, claimed, existing is not None, progress or Silent())
                 self.store.discard_pending(art_id, job.version)
             # Known as under way at once (artifact_get shows it), and durable, while its chunks are cut.
             self.store.start_job(IngestJob(art_id, version, INDEXING, 0, 0, lease_owner=worker,
                                            lease_until=self._lease()),
                                  {**fields, "participants": list(fields["participants"]), "acl": list(fields["acl"]),
                                   "content": content, "chunker": chunker.name})
-            (progress or _Silent())(art_id, 0, 0)
+            (progress or Silent())(art_id, 0, 0)
             artifact, chunks, job = self._begin(art_id, content, digest, fields, existing, chunker, worker)
-        return self._run(artifact, chunks, job, existing is not None, progress or _Silent())
+        return self._run(artifact, chunks, job, existing is not None, progress or Silent())
 
     def resume(self, job: IngestJob, progress: Progress | None = None) -> IngestResult | None:
         """Finish a job this worker claimed (after a crash); None when there is nothing left to do."""
@@ -181,7 +151,7 @@ class IngestArtifact:
                 artifact, chunks, job = self._begin(job.artifact_id, content, content_hash(content), fields,
                                                     existing, chunker, job.lease_owner or self.worker_id())
             begun = (artifact, chunks)
-        return self._run(*begun, job, existing is not None, progress or _Silent())
+        return self._run(*begun, job, existing is not None, progress or Silent())
 
     def worker_id(self) -> str:
         """A lease owner for one run: this process, and which call of it."""
