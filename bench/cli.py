@@ -14,6 +14,17 @@ BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CON
                  "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}
 
 
+def local_models(text: str) -> tuple[str, ...]:
+    from config.embedders import LOCAL_MODELS
+
+    models = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    names = tuple(LOCAL_MODELS.values())
+    unknown = [m for m in models if m not in names]
+    if unknown or not models:
+        raise argparse.ArgumentTypeError(f"local models are {', '.join(names)} (got {text!r})")
+    return models
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="memtrove-bench", description="Retrieval benchmarks of memtrove over MCP stdio.")
     suites = root.add_subparsers(dest="suite", required=True)
@@ -54,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
                                 "default: a temporary folder")
         suite.add_argument("--config", action="append", default=[], choices=sorted(BENCH_CONFIGS[name]),
                            help="only this search configuration; repeatable (default: all, baselines included)")
+        suite.add_argument("--models", type=local_models, default=(), metavar="A,B",
+                           help="run the whole benchmark once per local model, in this run, each on a store "
+                                "of its own (<store>/<model>): e.g. minilm,e5-small")
     return root
 
 
@@ -67,14 +81,14 @@ def run_bench(args: argparse.Namespace) -> int:
         from bench import passages
 
         return passages.main(args.questions or passages.QUESTIONS, args.docs, args.split, args.out, args.config,
-                             args.max_docs, args.store)
+                             args.max_docs, args.store, args.models)
     if args.suite == "facts":
         from bench import facts
 
-        return facts.main(args.data, args.out, args.conversation, args.config, args.store)
+        return facts.main(args.data, args.out, args.conversation, args.config, args.store, args.models)
     from bench import turns
 
-    return turns.main(args.data, args.out, args.conversation, args.config, args.store)
+    return turns.main(args.data, args.out, args.conversation, args.config, args.store, args.models)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,17 +144,57 @@ def store_dir(keep: Path | None, prefix: str) -> Iterator[Path]:
         yield Path(tmp)
 
 
+def per_second(count: int, ms: Sequence[float]) -> float:
+    """Items a second over the calls that stored them (0 when nothing was stored in this run)."""
+    return round(count / (sum(ms) / 1000), 2) if ms and sum(ms) else 0.0
+
+
+def server_peak_rss_mb() -> float:
+    """The largest peak RSS (VmHWM) among this process's children: the bench's server, read before it stops."""
+    peak = 0.0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != os.getpid():
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) / 1024)
+        except (OSError, IndexError, ValueError):
+            continue
+    return round(peak, 1)
+
+
 def run_and_report(run: Callable[[dict[str, dict[str, Any]], Path, Callable[[str], None]], Awaitable[dict[str, Any]]],
                    table: Callable[[dict[str, Any]], str], configs: dict[str, dict[str, Any]], chosen: Sequence[str],
-                   store: Path | None, prefix: str, out: Path | None) -> int:
+                   store: Path | None, prefix: str, out: Path | None, models: Sequence[str] = ()) -> int:
     """A benchmark's command: the chosen configurations (all when none) run on a kept or temporary
-    store, progress on stderr, the table printed and the JSON report written."""
+    store, progress on stderr, the table printed and the JSON report written. With ``models``, the
+    whole benchmark runs once per local model, one after the other in this run, each on a store of
+    its own (``<store>/<model>``), and the tables are printed one after the other."""
     import anyio
 
     picked = {name: configs[name] for name in (chosen or configs)}
-    with store_dir(store, prefix) as data_dir:
-        report = anyio.run(lambda: run(picked, data_dir, lambda m: print(m, file=sys.stderr, flush=True)))
-    write_report(report, table(report), out)
+    say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if not models:
+        with store_dir(store, prefix) as data_dir:
+            report = anyio.run(lambda: run(picked, data_dir, say))
+        write_report(report, table(report), out)
+        return 0
+    reports: dict[str, dict[str, Any]] = {}
+    before = os.environ.get("MEMTROVE_LOCAL_MODEL")
+    try:
+        with store_dir(store, prefix) as root:
+            for model in models:
+                os.environ["MEMTROVE_LOCAL_MODEL"] = model
+                say(f"== local model {model}")
+                reports[model] = anyio.run(lambda: run(picked, root / model, say))
+    finally:
+        os.environ.pop("MEMTROVE_LOCAL_MODEL", None)
+        if before is not None:
+            os.environ["MEMTROVE_LOCAL_MODEL"] = before
+    text = "\n\n".join(f"== local model {model}\n{table(report)}" for model, report in reports.items())
+    write_report({"models": reports}, text, out)
     return 0
 
 

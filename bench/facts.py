@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    BASELINES, Scores, call, latency, recall_table, result_ids, run_and_report, server,
+    BASELINES, Scores, call, latency, per_second, recall_table, result_ids, run_and_report, server,
+    server_peak_rss_mb,
 )
 from bench.turns import EVIDENCE, Conversation, load
 
@@ -52,6 +53,7 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
               log: Any = None) -> dict[str, Any]:
     scores = {name: Scores() for name in configs}
     store_ms: list[float] = []
+    peak_rss = 0.0
     stored = covered = evidence_total = 0
     say = log or (lambda _msg: None)
     for conv in conversations:
@@ -89,7 +91,10 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
                                      [points.get(i, frozenset()) for i in top20], question.evidence,
                                      question.category)
             say(f"{conv.sample_id}: {len(conv.questions)} questions x {len(configs)} configurations")
+            peak_rss = max(peak_rss, server_peak_rss_mb())
     return {
+        "facts_per_second": per_second(len(store_ms), store_ms),
+        "server_peak_rss_mb": peak_rss,
         "protocol": "facts",
         "conversations": [c.sample_id for c in conversations],
         "facts": stored,
@@ -104,14 +109,16 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join([*recall_table(report["results"]), "",
                       f"{report['facts']} facts, {first['questions']} questions; share of evidence turns "
                       f"with a fact (the ceiling): {report['evidence_with_a_fact']}; "
-                      f"memory_store p50 {report['memory_store_ms']['p50']} ms"])
+                      f"memory_store p50 {report['memory_store_ms']['p50']} ms, "
+                      f"{report['facts_per_second']} facts/s stored in this run; "
+                      f"server peak RSS {report['server_peak_rss_mb']} MB"])
 
 
 def main(data: Path, out: Path | None, only: Sequence[str], configs: Sequence[str],
-         store: Path | None = None) -> int:
+         store: Path | None = None, models: Sequence[str] = ()) -> int:
     conversations = load(data, only)
     if not conversations:
         print(f"memtrove-bench: no conversation files in {data}", file=sys.stderr)
         return 2
     return run_and_report(lambda chosen, data_dir, log: run(conversations, chosen, data_dir, log=log), table,
-                          CONFIGS, configs, store, "memtrove-facts-", out)
+                          CONFIGS, configs, store, "memtrove-facts-", out, models)

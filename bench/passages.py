@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import BASELINES, call, latency, mean, run_and_report, server
+from bench.common import BASELINES, call, latency, mean, per_second, run_and_report, server, server_peak_rss_mb
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "python_docs_questions.json"
 DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")
@@ -119,12 +119,14 @@ async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Pa
     doc_of: dict[str, str] = {}
     text_of: dict[str, str] = {}  # result id -> the text it stands for
     chunks = 0
+    fresh = False  # some document was stored in this run (not all found stored before)
     async with server(data_dir) as client:
         for name, text in texts.items():
             started = time.perf_counter()
             stored = await call(client, "artifact_ingest", artifact_type="doc", source_system="python-docs",
                                 source_id=f"library/{name}", title=name.removesuffix(".rst.txt"), content=text)
             ingest_ms.append((time.perf_counter() - started) * 1000)
+            fresh = fresh or stored.get("status") != "unchanged"
             doc_of[stored["artifact_id"]] = name
             text_of[stored["artifact_id"]] = text
             # Hits show a snippet: which passage a hit stands for is read from its chunk's offsets.
@@ -141,6 +143,7 @@ async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Pa
                 scores[config].add([(doc_of.get(h.get("artifact_id", ""), ""), text_of.get(h["id"], ""))
                                     for h in found.get("results", [])], question)
             say(f"{config}: {len(questions)} questions")
+        peak_rss = server_peak_rss_mb()
     reference = PassageScores()
     bm25 = WindowBM25(texts)
     for question in questions:
@@ -153,6 +156,8 @@ async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Pa
         "documents": len(texts), "characters": sum(map(len, texts.values())), "chunks": chunks,
         "questions": len(questions), "splits": dict(Counter(q.split for q in questions)),
         "artifact_ingest_ms": latency(ingest_ms),
+        "chunks_per_second": per_second(chunks, ingest_ms) if fresh else 0.0,
+        "server_peak_rss_mb": peak_rss,
         "results": {**{name: s.summary() for name, s in scores.items()},
                     "BM25 1,500-char windows": reference.summary()},
     }
@@ -168,12 +173,13 @@ def table(report: dict[str, Any]) -> str:
                      f"{r['latency_ms']['p95']:>9.1f}")
     lines += ["", f"{report['documents']} documents ({report['characters']:,} characters, {report['chunks']} chunks), "
                   f"{report['questions']} questions {report['splits']}; artifact_ingest p50 "
-                  f"{report['artifact_ingest_ms']['p50']} ms"]
+                  f"{report['artifact_ingest_ms']['p50']} ms, {report['chunks_per_second']} chunks/s stored in "
+                  f"this run; server peak RSS {report['server_peak_rss_mb']} MB"]
     return "\n".join(lines)
 
 
 def main(questions_file: Path, docs: Path, split: str, out: Path | None, configs: Sequence[str],
-         limit_docs: int | None = None, store: Path | None = None) -> int:
+         limit_docs: int | None = None, store: Path | None = None, models: Sequence[str] = ()) -> int:
     if not questions_file.is_file() or not docs.is_dir():
         print(f"memtrove-bench passages: need {questions_file} and the documents in {docs} "
               "(Debian: apt-get install python3-doc)", file=sys.stderr)
@@ -183,4 +189,4 @@ def main(questions_file: Path, docs: Path, split: str, out: Path | None, configs
         keep = list(dict.fromkeys([q.doc for q in questions] + corpus))[:limit_docs]
         corpus, questions = keep, [q for q in questions if q.doc in keep]
     return run_and_report(lambda chosen, data_dir, log: run(corpus, questions, docs, chosen, data_dir, log=log),
-                          table, CONFIGS, configs, store, "memtrove-passages-", out)
+                          table, CONFIGS, configs, store, "memtrove-passages-", out, models)

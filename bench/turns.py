@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    BASELINES, Scores, call, latency, recall_table, result_ids, run_and_report, server,
+    BASELINES, Scores, call, latency, per_second, recall_table, result_ids, run_and_report, server,
+    server_peak_rss_mb,
 )
 
 EVIDENCE = re.compile(r"D(\d+):(\d+)")
@@ -116,8 +117,11 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
                     top20 = result_ids(await call(client, "hybrid_search", limit=20, **base))
                     scores[name].add(evidence(top10), evidence(top20), question.evidence, question.category)
             say(f"{conv.sample_id}: {len(conv.questions)} questions x {len(configs)} configurations")
+        peak_rss = server_peak_rss_mb()
     return {
         "protocol": "turns",
+        "turns_per_second": per_second(len(ingest_ms), ingest_ms),
+        "server_peak_rss_mb": peak_rss,
         "conversations": [c.sample_id for c in conversations],
         "turns": sum(len(c.turns) for c in conversations),
         "malformed_evidence": sum(c.malformed_evidence for c in conversations),
@@ -134,14 +138,16 @@ def table(report: dict[str, Any]) -> str:
                       f"{report['turns']} turns, {first['questions']} questions; "
                       f"{report['malformed_evidence']} malformed evidence ids skipped, "
                       f"{report['questions_without_valid_evidence']} questions without valid evidence; "
-                      f"history_append p50 {report['history_append_ms']['p50']} ms"])
+                      f"history_append p50 {report['history_append_ms']['p50']} ms, "
+                      f"{report['turns_per_second']} turns/s stored in this run; "
+                      f"server peak RSS {report['server_peak_rss_mb']} MB"])
 
 
 def main(data: Path, out: Path | None, only: Sequence[str], configs: Sequence[str],
-         store: Path | None = None) -> int:
+         store: Path | None = None, models: Sequence[str] = ()) -> int:
     conversations = load(data, only)
     if not conversations:
         print(f"memtrove-bench: no conversation files in {data}", file=sys.stderr)
         return 2
     return run_and_report(lambda chosen, data_dir, log: run(conversations, chosen, data_dir, log=log), table,
-                          CONFIGS, configs, store, "memtrove-turns-", out)
+                          CONFIGS, configs, store, "memtrove-turns-", out, models)
