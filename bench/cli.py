@@ -1,4 +1,4 @@
-"""``memtrove-bench locomo|facts|passages|scale``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench locomo|facts|passages|scale|switch``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
 
 Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
 """
@@ -6,6 +6,7 @@ Not a production entrypoint: it is a client of the server, like any agent (bench
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 BASELINE_CONFIGS = ("BM25 alone", "vectors alone", "plain RRF")
@@ -59,6 +60,20 @@ def parser() -> argparse.ArgumentParser:
                        help="folder of the documentation sources (Debian's python3-doc)")
     scale.add_argument("--data", type=Path, default=Path("../shared/locomo"), help="LoCoMo folder (optional)")
     scale.add_argument("--out", type=Path, default=Path("scale-results.json"), help="where to write the JSON report")
+    switch = suites.add_parser("switch", help="a store built with one local model served with the other: the "
+                                              "background switch's wall time and the searches answered during it")
+    switch.add_argument("--chunks", type=int, default=10000, help="chunks in the store switched (default 10000)")
+    switch.add_argument("--from", dest="before", type=local_models, default=("minilm",), metavar="MODEL",
+                        help="the model the store is built with (default minilm)")
+    switch.add_argument("--to", dest="after", type=local_models, default=("e5-small",), metavar="MODEL",
+                        help="the model the store switches to (default e5-small)")
+    switch.add_argument("--store", type=Path, default=None, metavar="DIR",
+                        help="keep the built store here: a second run switches a copy of it again")
+    switch.add_argument("--docs", type=Path, default=Path("/usr/share/doc/python3.11/html/_sources"),
+                        help="folder of the documentation sources (Debian's python3-doc)")
+    switch.add_argument("--pace", type=float, default=1.0, metavar="SECONDS",
+                        help="seconds between two searches during the switch (default 1)")
+    switch.add_argument("--out", type=Path, default=Path("switch-results.json"), help="where to write the JSON report")
     for name, suite in (("locomo", turns), ("facts", facts), ("passages", passages)):
         suite.add_argument("--store", type=Path, default=None, metavar="DIR",
                            help="keep the stored data here (a second run finds it stored and only searches); "
@@ -77,6 +92,13 @@ def run_bench(args: argparse.Namespace) -> int:
 
         return scale.main(args.chunks, args.store, args.out, args.dimensions, args.queries, args.concurrency,
                           args.docs, args.data)
+    if args.suite == "switch":
+        from bench import switch
+
+        if args.before == args.after:
+            print("memtrove-bench switch: --from and --to must name two different models", file=sys.stderr)
+            return 2
+        return switch.main(args.chunks, args.before[0], args.after[0], args.store, args.out, args.docs, args.pace)
     if args.suite == "passages":
         from bench import passages
 

@@ -149,20 +149,27 @@ def per_second(count: int, ms: Sequence[float]) -> float:
     return round(count / (sum(ms) / 1000), 2) if ms and sum(ms) else 0.0
 
 
+def server_process() -> Any:
+    """The ``memtrove serve`` this process started (bench.common.server), as a psutil process."""
+    import psutil
+
+    for child in psutil.Process().children(recursive=True):
+        if "serve" in child.cmdline():
+            return child
+    raise RuntimeError("the memtrove server process was not found among this process's children")
+
+
+def peak_mb(process: Any) -> float:
+    """A process's peak RSS (VmHWM) in MB."""
+    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
 def server_peak_rss_mb() -> float:
-    """The largest peak RSS (VmHWM) among this process's children: the bench's server, read before it stops."""
-    peak = 0.0
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) != os.getpid():
-                continue
-            for line in (proc / "status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]) / 1024)
-        except (OSError, IndexError, ValueError):
-            continue
-    return round(peak, 1)
+    """The bench's server's peak RSS, read before it stops."""
+    return peak_mb(server_process())
 
 
 def run_and_report(run: Callable[[dict[str, dict[str, Any]], Path, Callable[[str], None]], Awaitable[dict[str, Any]]],

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import psutil
 
-from bench.common import call, latency, server
+from bench.common import call, latency, peak_mb, server, server_process
 from bench.scale_corpus import DOCS, Document, copies, originals, queries
 from bench.standin import BagOfWords, StandinEmbeddings
 
@@ -66,11 +66,11 @@ async def _grow_and_measure(folder: Path, documents: list[Document], asked: list
                "OPENAI_EMBED_DIMS": str(dims), "CHUNK_TARGET_TOKENS": "300", "MEMTROVE_WARMUP": "false"}
         for target in steps:
             async with server(folder, env) as client:
-                process = _server_process()
+                process = server_process()
                 grown = await _grow(client, process, documents, state, target, concurrency, folder)
                 row = {"chunks": state["chunks"], "artifacts": state["artifacts"], **grown,
                        **await _searches(client, process, asked)}
-                row.update(rss_mb=round(process.memory_info().rss / 2**20, 1), peak_rss_mb=_peak_mb(process))
+                row.update(rss_mb=round(process.memory_info().rss / 2**20, 1), peak_rss_mb=peak_mb(process))
             disk = sum(f.stat().st_blocks * 512 for f in folder.rglob("*") if f.is_file())
             stored, text_bytes = _stored(folder)
             row.update(stored_chunks=stored, disk_mb=round(disk / 2**20, 1), text_mb=round(text_bytes / 2**20, 1),
@@ -98,20 +98,6 @@ def _stored(folder: Path) -> tuple[int, int]:
     finally:
         db.close()
     return chunks + whole, chunk_bytes + whole_bytes
-
-
-def _server_process() -> psutil.Process:
-    for child in psutil.Process().children(recursive=True):
-        if "serve" in child.cmdline():
-            return child
-    raise RuntimeError("the memtrove server process was not found among this process's children")
-
-
-def _peak_mb(process: psutil.Process) -> float:
-    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
 
 
 def _cpu(process: psutil.Process) -> float:
