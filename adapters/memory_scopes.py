@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from adapters.memory_artifacts import InMemoryLexicalStore
 from adapters.vector_math import matches
@@ -11,7 +13,7 @@ from adapters.memory_tokens import InMemoryTokens
 from adapters.memory_documents import InMemoryDocuments
 from domain.model import TAG_PREFIX, TAGS, Artifact, AuditEntry, EmbeddingProfile
 from domain.ports import ArtifactScopes, Filter, ReembedLedger
-from domain.validation import epoch
+from domain.validation import epoch, iso
 
 
 def holds(artifact: Artifact, name: str, value: str) -> bool:
@@ -52,6 +54,31 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
     def storage_bytes(self) -> int:
         return sum(len(a.content or "") for a in self.get_artifacts(list(self.committed_versions())).values()) + \
             sum(len(c.content) for a in self.committed_versions() for c in self.chunks_of(a))
+
+    def find_artifacts(self, where: Mapping[str, str], rule: Filter | None, limit: int,
+                       before: tuple[float, str] | None = None) -> list[Artifact]:
+        found = [a for a in self._visible_artifacts(rule)
+                 if all(not where.get(k) or getattr(a, k) == where[k] for k in ("source_system", "artifact_type"))
+                 and (a.source_id or "").startswith(where.get("source_id_prefix") or "")
+                 and (before is None or (epoch(a.ts), a.id) < before)]
+        found.sort(key=lambda a: (epoch(a.ts), a.id), reverse=True)
+        return found[:limit]
+
+    def tallies(self, rule: Filter | None) -> dict[str, Any]:
+        arts = self._visible_artifacts(rule)
+        mems = [m for m in self.memories.values() if matches(access_metadata(m), rule)]
+        turns = [t for t in self.turns.values() if matches(access_metadata(t), rule)]
+        times = [epoch(i.ts) for i in (*arts, *mems, *turns)]
+        return {"memories": dict(sorted(Counter(m.type for m in mems).items())), "turns": len(turns),
+                "conversations": len({t.conversation_id for t in turns}),
+                "chunks": sum(a.num_chunks for a in arts),
+                "artifacts": {"by_type": dict(sorted(Counter(a.artifact_type for a in arts).items())),
+                              "by_source": dict(sorted(Counter(a.source_system for a in arts).items()))},
+                "oldest": iso(min(times)) if times else None, "newest": iso(max(times)) if times else None}
+
+    def _visible_artifacts(self, rule: Filter | None) -> list[Artifact]:
+        return [a for a in self.get_artifacts(list(self.committed_versions())).values()
+                if matches(access_metadata(a), rule)]
 
     def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
         self.reads.pop(artifact_id, None)

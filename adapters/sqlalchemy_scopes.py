@@ -13,10 +13,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from adapters.fts import acl_condition, label_condition
 from adapters.sqlalchemy_artifacts import COMMITTED, SqlArtifactStore, _artifact, artifacts, chunks
 from adapters.sqlalchemy_base import metadata
+from adapters.sqlalchemy_tables import memories, turns
 from domain.model import TAG_PREFIX, Artifact
 from domain.access.rules import ACL_PREFIX
 from domain.ports import ArtifactScopes, Filter
-from domain.validation import epoch
+from domain.validation import epoch, iso
 
 access = Table(
     "artifact_access", metadata,
@@ -94,19 +95,63 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
             return 0
         return sum(os.path.getsize(f) for f in (database, f"{database}-wal", f"{database}-shm") if Path(f).exists())
 
+    def find_artifacts(self, where: Mapping[str, str], rule: Filter | None, limit: int,
+                       before: tuple[float, str] | None = None) -> list[Artifact]:
+        a = artifacts.c
+        query = select(artifacts).where(a.status == COMMITTED, *_rule_conditions(rule, self._engine.dialect.name))
+        for name in ("source_system", "artifact_type"):
+            if where.get(name):
+                query = query.where(a[name] == where[name])
+        if where.get("source_id_prefix"):
+            prefix = where["source_id_prefix"]
+            query = query.where(func.substr(a.source_id, 1, len(prefix)) == prefix)
+        if before is not None:
+            query = query.where((a.ts_epoch < before[0]) | ((a.ts_epoch == before[0]) & (a.artifact_id < before[1])))
+        query = query.order_by(a.ts_epoch.desc(), a.artifact_id.desc()).limit(limit)
+        with self._read() as conn:
+            return [_artifact(row) for row in conn.execute(query).mappings()]
+
+    def tallies(self, rule: Filter | None) -> dict[str, Any]:
+        dialect = self._engine.dialect.name
+        kept = {name: _rule_conditions(rule, dialect, table) for name, table in
+                (("artifacts", artifacts), ("memories", memories), ("turns", turns))}
+        committed = and_(artifacts.c.status == COMMITTED, *kept["artifacts"])
+        with self._read() as conn:
+            by_type = dict(conn.execute(select(memories.c.type, func.count()).where(*kept["memories"])
+                                        .group_by(memories.c.type)).tuples().all())
+            turn_count, conversations = conn.execute(select(func.count(), func.count(turns.c.conversation_id.distinct()))
+                                                     .where(*kept["turns"])).one()
+            kinds = dict(conn.execute(select(artifacts.c.artifact_type, func.count()).where(committed)
+                                      .group_by(artifacts.c.artifact_type)).tuples().all())
+            sources = dict(conn.execute(select(artifacts.c.source_system, func.count()).where(committed)
+                                        .group_by(artifacts.c.source_system)).tuples().all())
+            parts = conn.execute(select(func.count()).select_from(chunks.join(artifacts, and_(
+                chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version)))
+                .where(committed)).scalar() or 0
+            spans = [conn.execute(select(func.min(t.c.ts_epoch), func.max(t.c.ts_epoch)).where(*conditions)).one()
+                     for t, conditions in ((artifacts, [committed]), (memories, kept["memories"]),
+                                           (turns, kept["turns"]))]
+        lows = [low for low, _ in spans if low is not None]
+        highs = [high for _, high in spans if high is not None]
+        return {"memories": {k: int(v) for k, v in sorted(by_type.items())}, "turns": int(turn_count),
+                "conversations": int(conversations), "chunks": int(parts),
+                "artifacts": {"by_type": {k: int(v) for k, v in sorted(kinds.items())},
+                              "by_source": {k: int(v) for k, v in sorted(sources.items())}},
+                "oldest": iso(min(lows)) if lows else None, "newest": iso(max(highs)) if highs else None}
+
     def _deleted(self, conn: Connection, artifact_id: str) -> None:
         conn.execute(delete(access).where(access.c.artifact_id == artifact_id))
 
 
-def _rule_conditions(rule: Filter | None, dialect: str) -> list[Any]:
-    """An access rule (access_filter's shape) as conditions on the artifacts table."""
+def _rule_conditions(rule: Filter | None, dialect: str, table: Table = artifacts) -> list[Any]:
+    """An access rule (access_filter's shape) as conditions on ``table`` (one with the access columns)."""
     if not rule:
         return []
     keys = {k[len(ACL_PREFIX):]: f"acl{n}" for n, clause in enumerate(rule["$or"]) for k in clause}
-    conditions: list[Any] = [text(acl_condition(list(keys.values()), dialect, row="artifacts")).bindparams(
+    conditions: list[Any] = [text(acl_condition(list(keys.values()), dialect, row=table.name)).bindparams(
         **{param: key for key, param in keys.items()})]
     if "sensitivity" in rule:
-        conditions.append(artifacts.c.sensitivity.in_(list(rule["sensitivity"]["$in"])))
+        conditions.append(table.c.sensitivity.in_(list(rule["sensitivity"]["$in"])))
     if "expires_epoch" in rule:
-        conditions.append(artifacts.c.expires_epoch > rule["expires_epoch"]["$gt"])
+        conditions.append(table.c.expires_epoch > rule["expires_epoch"]["$gt"])
     return conditions

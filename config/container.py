@@ -19,6 +19,7 @@ from domain.validation import require_choice
 from domain.upkeep.health import EmbeddingHealth
 from domain.upkeep.retention import ExpireItems, ResolveArtifact
 from domain.history.usecases import AppendTurn, GetHistory
+from domain.artifacts.catalog import ListArtifacts, StoreCounts
 from domain.artifacts.usecases import DeleteArtifact, GetArtifact
 from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.resume import ResumeIngests
@@ -207,6 +208,9 @@ class UseCases(containers.DeclarativeContainer):
         exclusive=providers.Callable(lambda url: url.startswith("sqlite"), settings.provided.database_url))
     get_artifact = providers.Factory(GetArtifact, store=adapters.store, identity=identity)
     delete_artifact = providers.Factory(DeleteArtifact, store=adapters.store, locks=adapters.store, identity=identity)
+    # The console's reads: the access rule is part of their queries (no guarded view needed).
+    list_artifacts = providers.Factory(ListArtifacts, scopes=adapters.store, identity=identity)
+    store_counts = providers.Factory(StoreCounts, scopes=adapters.store, identity=identity)
     resolve_artifact = providers.Factory(ResolveArtifact, store=adapters.store, locks=adapters.store, identity=identity)
     expire_items = providers.Factory(ExpireItems, store=adapters.store, locks=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,

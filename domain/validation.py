@@ -109,6 +109,11 @@ def format_ts(moment: datetime) -> str:
     return utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds").replace("+00:00", "Z")
 
 
+def iso(moment: float) -> str:
+    """A time in seconds since 1970 written as ``format_ts`` writes it."""
+    return format_ts(datetime.fromtimestamp(moment, timezone.utc))
+
+
 def _visible(text: str) -> bool:
     """Whether anything but whitespace, control and format characters (zero-width space...) is there."""
     return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf") for ch in text)

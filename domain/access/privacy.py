@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from domain.access.principal import LOCAL_USER, RequestContext
 from domain.access.rules import custom_keys, days, expiry, owned
 from domain.errors import ValidationError
 from domain.model import RETENTION_POLICIES, SENSITIVITIES, VISIBILITY_SCOPES
-from domain.validation import epoch, format_ts, require_choice
+from domain.validation import epoch, iso, require_choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +79,7 @@ def check_readable(context: RequestContext, fields: Mapping[str, Any], ts_epoch:
     expires = expiry(policy, ts_epoch, retention_days)
     if expires <= now:
         kept = f"retention_policy {policy}" + (f" and retention_days {retention_days}" if policy == "custom" else "")
-        raise ValidationError("ts", f"ts {_iso(ts_epoch)} with {kept} expired at {_iso(expires)}, before now: the "
+        raise ValidationError("ts", f"ts {iso(ts_epoch)} with {kept} expired at {iso(expires)}, before now: the "
                                     f"item would be gone as soon as it is written, so nothing was stored. Give a "
                                     f"later ts or a longer retention")
 
@@ -93,10 +92,6 @@ def kept_as_asked(existing: Any, fields: dict[str, Any], retention_days: int | N
     return existing.expires_epoch > now and asked == (existing.sensitivity, existing.visibility_scope,
                                                       existing.retention_policy, tuple(existing.acl),
                                                       existing.expires_epoch)
-
-
-def _iso(moment: float) -> str:
-    return format_ts(datetime.fromtimestamp(moment, timezone.utc))
 
 
 def audience(item: Any) -> tuple[Any, ...]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from domain.model import (
     Artifact, Chunk, ChunkSpec, Hit, RequestContext,
@@ -74,6 +74,20 @@ class ArtifactScopes(Protocol):
 
     def storage_bytes(self) -> int:
         """What the store takes on disk (its database files, or the database server's figure)."""
+        ...
+
+    def find_artifacts(self, where: Mapping[str, str], rule: Filter | None, limit: int,
+                       before: tuple[float, str] | None = None) -> list[Artifact]:
+        """Committed artifacts, newest first (time, then id, both descending), at most ``limit``.
+        ``where`` may name ``source_system``, ``artifact_type`` (equal) and ``source_id_prefix`` (the
+        source id starts with it); ``rule`` (access_filter's shape) keeps only what it lets through;
+        ``before`` (ts epoch, id): only those after that position in the order."""
+        ...
+
+    def tallies(self, rule: Filter | None) -> dict[str, Any]:
+        """Counts of what ``rule`` lets through: ``memories`` by type, ``turns`` and ``conversations``,
+        ``artifacts`` by type and by source system, ``chunks``; ``oldest`` and ``newest`` (ISO-8601
+        times of any of them, None when empty)."""
         ...
 
 

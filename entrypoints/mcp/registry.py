@@ -15,6 +15,7 @@ from mcp.server.mcpserver.tools import Tool
 from config.settings import TOOLSETS as SETTINGS_TOOLSETS
 from entrypoints.mcp.toolkit import Toolbox
 from entrypoints.mcp.toolsets.artifacts import ArtifactTools
+from entrypoints.mcp.toolsets.console import ConsoleTools
 from entrypoints.mcp.toolsets.documents import DocumentTools
 from entrypoints.mcp.toolsets.history import HistoryTools
 from entrypoints.mcp.toolsets.memories import MemoryTools
@@ -31,6 +32,7 @@ TOOLSETS: dict[str, tuple[type[Toolbox], ...]] = {
     "sessions": (SessionStoreTools, SessionSearchTools, SessionUtilityTools),
     "zapomni": (ZapomniTools,),
     "documents": (DocumentTools,),
+    "console": (ConsoleTools,),
 }
 assert tuple(TOOLSETS) == SETTINGS_TOOLSETS, "config.settings.TOOLSETS names the registry's toolsets"
 TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)

@@ -314,6 +314,72 @@ class ArtifactScopesContract:
         assert store.artifact_counts(None, access_filter(RequestContext(Principal("eve")), 0.0)) == (0, 0)
         assert store.artifact_counts() == (4, 7)
 
+    # --- the catalog: find_artifacts and tallies ------------------------------------------------
+
+    def test_find_artifacts_newest_first_filtered_and_paged(self, store) -> None:
+        from domain.validation import epoch
+
+        def filed(aid: str, ts: str, source_id: str | None, **more: Any) -> Artifact:
+            a = dataclasses.replace(labelled(aid, ts=ts, **{k: v for k, v in more.items() if k == "source"}),
+                                    source_id=source_id, **{k: v for k, v in more.items() if k != "source"})
+            begin(store, a)
+            store.commit_artifact(aid, a.version, entry("ingested", aid))
+            return a
+
+        filed("art_1", "2025-01-01T00:00:00Z", "/notes/a.md", source="files")
+        filed("art_2", "2025-01-02T00:00:00Z", "/notes/sub/b.md", source="files")
+        filed("art_3", "2025-01-02T00:00:00Z", "/other/c.md", source="files", artifact_type="doc")
+        filed("art_4", "2025-01-03T00:00:00Z", None, source="mail", artifact_type="email")
+        begin(store, labelled("art_p", ts="2025-02-01T00:00:00Z", source="files"))  # pending: never listed
+        assert ids(store.find_artifacts({}, None, 10)) == ["art_4", "art_3", "art_2", "art_1"]
+        assert ids(store.find_artifacts({"source_system": "files"}, None, 10)) == ["art_3", "art_2", "art_1"]
+        assert ids(store.find_artifacts({"source_id_prefix": "/notes/"}, None, 10)) == ["art_2", "art_1"]
+        assert ids(store.find_artifacts({"source_id_prefix": "/notes/%"}, None, 10)) == []  # no wildcard
+        assert ids(store.find_artifacts({"artifact_type": "doc"}, None, 10)) == ["art_3"]
+        first = store.find_artifacts({}, None, 2)
+        assert ids(first) == ["art_4", "art_3"]
+        after = (epoch(first[-1].ts), first[-1].id)
+        assert ids(store.find_artifacts({}, None, 10, after)) == ["art_2", "art_1"]  # same time: by id
+        listed = store.find_artifacts({"source_system": "mail"}, None, 1)[0]
+        assert listed == store.get_artifact("art_4")
+
+    def test_find_artifacts_and_tallies_under_an_access_rule(self, store) -> None:
+        from domain.access.principal import Principal, RequestContext
+        from domain.access.rules import access_filter
+        from domain.model import Memory, Turn
+
+        def shared(aid: str, **access: Any) -> None:
+            a = dataclasses.replace(labelled(aid, chunks=2, ts="2025-03-0%sT00:00:00Z" % aid[-1]), **access)
+            begin(store, a)
+            store.commit_artifact(aid, a.version, entry("ingested", aid))
+
+        shared("art_1", owner="alice", acl=("t:eng", "u:alice"), visibility_scope="team")
+        shared("art_2", owner="alice", acl=("u:alice",))
+        shared("art_3", owner="alice", acl=("t:eng",), sensitivity="highly_sensitive")
+        for i, (acl, kind) in enumerate(((("t:eng",), "fact"), (("u:alice",), "fact"), (("t:eng",), "decision"))):
+            store.add_memory(Memory(id=f"mem_{i}", content=f"m{i}", type=kind, confidence=1.0,
+                                    ts=f"2024-12-0{i + 1}T00:00:00Z", conversation_id=None, token_count=1,
+                                    profile=PROFILE, owner="alice", acl=acl), entry("stored"))
+        for i, conv in enumerate(("c1", "c1", "c2")):
+            store.put_turn(Turn(id=f"{conv}_turn_{i}", conversation_id=conv, role="user", content=f"t{i}",
+                                turn_index=i, ts="2025-04-01T00:00:00Z", token_count=1, content_hash=f"{i:064d}",
+                                profile=PROFILE, owner="alice", acl=("t:eng",) if conv == "c1" else ("u:alice",)),
+                           entry("appended"))
+        bob = access_filter(RequestContext(Principal("bob", teams=("eng",), clearance="sensitive")), 1000.0)
+        assert ids(store.find_artifacts({}, bob, 10)) == ["art_1"]
+        assert store.tallies(bob) == {
+            "memories": {"decision": 1, "fact": 1}, "turns": 2, "conversations": 1, "chunks": 2,
+            "artifacts": {"by_type": {"note": 1}, "by_source": {"sessions": 1}},
+            "oldest": "2024-12-01T00:00:00Z", "newest": "2025-04-01T00:00:00Z"}
+        everything = store.tallies(None)
+        assert everything["memories"] == {"decision": 1, "fact": 2} and everything["turns"] == 3
+        assert everything["conversations"] == 2 and everything["chunks"] == 6
+        assert everything["artifacts"] == {"by_type": {"note": 3}, "by_source": {"sessions": 3}}
+        eve = access_filter(RequestContext(Principal("eve")), 1000.0)
+        assert store.find_artifacts({}, eve, 10) == []
+        assert store.tallies(eve) == {"memories": {}, "turns": 0, "conversations": 0, "chunks": 0,
+                                      "artifacts": {"by_type": {}, "by_source": {}}, "oldest": None, "newest": None}
+
     def test_storage_bytes(self, store) -> None:
         put(store, "art_a", content="some text " * 200)
         size = store.storage_bytes()

@@ -1,0 +1,76 @@
+"""Console toolset: what people (the ``memtrove`` command line) read that agents rarely need: artifacts
+listed page by page, and the store's counts. Off unless asked for (MEMTROVE_TOOLSETS, or a command
+line's own connection); both read only what the caller may see."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from domain.artifacts.catalog import ListArtifacts, StoreCounts
+from domain.model import ARTIFACT_TYPES, Artifact
+from domain.upkeep.health import EmbeddingHealth
+from entrypoints.mcp import render
+from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of every file under ``folder`` (files that vanish while it is walked are skipped)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def listed(a: Artifact) -> dict[str, Any]:
+    return {"artifact_id": a.id, "version": a.version, "artifact_type": a.artifact_type,
+            "source_system": a.source_system, "source_id": a.source_id, "title": a.title, "ts": a.ts,
+            "ingested_at": a.ingested_at, "content_hash": a.content_hash, "token_count": a.token_count,
+            "num_chunks": a.num_chunks, **render.privacy(a)}
+
+
+class ConsoleTools(Toolbox):
+    toolset = "console"
+
+    @tool("List stored artifacts, newest first, optionally of one source system, type or source id prefix.",
+          annotations=READ_ONLY, needs_store=False)
+    def artifact_list(
+        self,
+        source_system: Annotated[str | None, Field(description="Only this source system (up to 500 characters)")] = None,
+        artifact_type: Annotated[str | None, Field(description="Only this type: " + ", ".join(ARTIFACT_TYPES),
+                                                   json_schema_extra={"enum": [*ARTIFACT_TYPES, None]})] = None,
+        source_id_prefix: Annotated[str | None, Field(description="Only source ids starting with this (a folder)")]
+        = None,
+        limit: Annotated[int, Field(description="Max results, 1-500")] = 50,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page, to read on")] = None,
+    ) -> CallToolResult:
+        page = self.use(ListArtifacts)()(source_system, artifact_type, source_id_prefix, limit, cursor)
+        lines = [f"Found {len(page)} artifacts:",
+                 *(f"[{a.id}] {a.artifact_type} {a.source_system}:{a.source_id or '-'} "
+                   f"{render.preview(a.title or '', 50)} ({a.num_chunks} chunks, {a.ts})" for a in page)]
+        if page.next_cursor:
+            lines.append(f"More: call again with cursor={page.next_cursor}")
+        return render.ok({"count": len(page), "results": [listed(a) for a in page], "next_cursor": page.next_cursor},
+                         "\n".join(lines))
+
+    @tool("What the store holds that you may see (memories by type, conversations and turns, artifacts by "
+          "type and source, chunks, oldest and newest), its size on disk, embedding profile and index backlog.",
+          annotations=READ_ONLY, needs_store=False)
+    def store_stats(self) -> CallToolResult:
+        counts = self.use(StoreCounts)()()
+        report = {**counts, "embedding": self.use(EmbeddingHealth)()()}
+        if "database_bytes" in counts:  # the owner's: the data dir too (the vector index lives there)
+            report["data_dir_bytes"] = folder_bytes(self.runtime.settings.memtrove_data_dir)
+        memories = sum(counts["memories"].values())
+        artifacts = sum(counts["artifacts"]["by_type"].values())
+        text = (f"{memories} memories, {counts['conversations']} conversations ({counts['turns']} turns), "
+                f"{artifacts} artifacts ({counts['chunks']} chunks); oldest {counts['oldest'] or '-'}, newest "
+                f"{counts['newest'] or '-'}")
+        return render.ok(report, text + "\n" + render.as_json(report))
