@@ -1,5 +1,6 @@
 """The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove doctor
-[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py).
+[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py), and the commands for
+people, ``memtrove ingest|search|list|show|delete|stats`` (entrypoints/console/).
 Benchmarks are another command, ``memtrove-bench`` (bench/cli.py).
 
 ``memtrove serve`` over stdio is, by default (MEMTROVE_SHARED), a bridge to the one server that owns
@@ -11,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 
 from loguru import logger
 
 from config.logging import configure_logging
 from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
+from entrypoints.console.commands import COMMANDS
 from entrypoints.fatal import say_fatal
 
 def parser() -> argparse.ArgumentParser:
@@ -31,9 +34,11 @@ def parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check that the vector index holds what the store holds")
     doctor.add_argument("--rebuild-vectors", action="store_true",
                         help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
+    from entrypoints.console.commands import add_parsers
     from entrypoints.tokens import add_parser
 
     add_parser(commands)
+    add_parsers(commands)
     return root
 
 
@@ -41,11 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         settings = load_settings()
-        configure_logging(settings.log_level, settings.memtrove_log_format)
+        quiet = args.command in COMMANDS and "LOG_LEVEL" not in os.environ  # a person's command: warnings only
+        configure_logging("WARNING" if quiet else settings.log_level, settings.memtrove_log_format)
         if args.command == "doctor":
             from entrypoints.doctor import run_doctor
 
             return run_doctor(settings, args.rebuild_vectors)
+        if args.command in COMMANDS:
+            from entrypoints.console.commands import run_command
+
+            return run_command(settings, args)
         if args.command == "token":
             from entrypoints.tokens import run_token
 

@@ -1,0 +1,137 @@
+"""The ``memtrove`` commands for people: ingest, search, list, show, delete, stats. Each parses its
+arguments, calls the data dir's server's tools (entrypoints/console/connection.py) and prints their
+answer: the tool's own text, or with ``--json`` its structured answer. Exit status 0, 1 when the
+server refuses or fails, 2 on bad usage (argparse's, and bad input the server names a field of)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import anyio
+
+from config.settings import Settings
+from domain.errors import MemtroveError, ValidationError
+from domain.model import ARTIFACT_TYPES, MEMORY_TYPES
+from entrypoints.console.connection import answer, connected
+from entrypoints.fatal import say_fatal
+
+COMMANDS = ("ingest", "search", "list", "show", "delete", "stats")
+MODES = ("hybrid", "vector", "lexical")
+
+
+def add_parsers(commands: Any) -> None:
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        made = commands.add_parser(name, help=help, description=help)
+        made.add_argument("--json", action="store_true", help="print the structured answer as JSON")
+        return made
+
+    ingest = command("ingest", "store files and folders, one artifact per file (unchanged files are skipped)")
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders follow .gitignore)")
+    ingest.add_argument("--type", dest="artifact_type", choices=ARTIFACT_TYPES, default="doc",
+                        help="artifact type of every file (default doc)")
+    ingest.add_argument("--source-system", default="files", help="source system of the artifacts (default files)")
+    ingest.add_argument("--include", action="append", default=[], metavar="GLOB",
+                        help="only files matching this glob (gitignore style, below the folder); repeatable")
+    ingest.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="leave out files matching this glob; repeatable")
+    ingest.add_argument("--sync", action="store_true",
+                        help="also delete the artifacts of files gone from the folders named")
+    ingest.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+    search = command("search", "hybrid search over memories, conversations and documents")
+    search.add_argument("query", help="what to look for (1-500 characters)")
+    search.add_argument("--mode", choices=MODES, default="hybrid", help="hybrid (default), vector or lexical")
+    search.add_argument("--limit", type=int, default=10, help="hits, 1-50 (default 10)")
+    search.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                        help="a filter of hybrid_search (artifact_type, source_system, conversation_id, ...); "
+                             "repeatable")
+    listing = command("list", "list memories (default) or artifacts, newest first")
+    listing.add_argument("kind", nargs="?", choices=("memories", "artifacts"), default="memories")
+    listing.add_argument("--type", help=f"memory type ({', '.join(MEMORY_TYPES)}) or artifact type "
+                                        f"({', '.join(ARTIFACT_TYPES)})")
+    listing.add_argument("--source-system", help="artifacts of this source system only")
+    listing.add_argument("--limit", type=int, default=20, help="items a page (memories 1-100, artifacts 1-500)")
+    listing.add_argument("--cursor", help="next_cursor of the previous page")
+    show = command("show", "show one memory (mem_...), artifact (art_...) or conversation (its id)")
+    show.add_argument("id")
+    delete = command("delete", "delete one memory (mem_...) or artifact (art_...)")
+    delete.add_argument("id")
+    command("stats", "what the store holds, its size on disk, embedding profile and index backlog")
+
+
+def run_command(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        structured, text = anyio.run(_dispatch, settings, args)
+    except (MemtroveError, BaseExceptionGroup) as raised:
+        exc = first_error(raised)
+        if exc is None:
+            raise
+        if isinstance(exc, ValidationError):
+            say_fatal(f"{exc.field}: {exc.message}" if exc.field not in exc.message else exc.message)
+            return 2
+        say_fatal(exc.message)
+        return 1
+    if args.json:
+        print(json.dumps(structured, indent=2, ensure_ascii=False))
+    elif text:
+        print(text)
+    return 0
+
+
+async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    async with connected(settings) as client:
+        if args.command == "ingest":
+            from entrypoints.console.ingest import ingest
+            from entrypoints.console.progress import Progress
+
+            summary = await ingest(client, args.paths, args.artifact_type, args.source_system, args.include,
+                                   args.exclude, args.sync, Progress(quiet=args.quiet or args.json))
+            return summary.as_dict(), summary.text()
+        if args.command == "search":
+            return await answer(client, "hybrid_search", query=args.query, mode=args.mode, limit=args.limit,
+                                filters=filters(args.filter) or None, include_history=True)
+        if args.command == "list":
+            if args.kind == "artifacts":
+                return await answer(client, "artifact_list", artifact_type=args.type, limit=args.limit,
+                                    source_system=args.source_system, cursor=args.cursor)
+            return await answer(client, "memory_list", type=args.type, limit=args.limit, cursor=args.cursor)
+        if args.command == "show":
+            if args.id.startswith("mem_"):
+                return await answer(client, "memory_get", memory_id=args.id)
+            if args.id.startswith("art_"):
+                return await answer(client, "artifact_get", artifact_id=args.id, include_content=True)
+            return await answer(client, "history_get", conversation_id=args.id, limit=100)
+        if args.command == "delete":
+            if args.id.startswith("mem_"):
+                return await answer(client, "memory_delete", memory_id=args.id)
+            if args.id.startswith("art_"):
+                return await answer(client, "artifact_delete", artifact_id=args.id)
+            raise ValidationError("id", f"delete takes a memory id (mem_...) or an artifact id (art_...), "
+                                        f"got {args.id!r}")
+        return await answer(client, "store_stats")
+
+
+def first_error(raised: BaseException) -> MemtroveError | None:
+    """The MemtroveError a command failed with, out of the task groups' exception groups around it."""
+    if isinstance(raised, MemtroveError):
+        return raised
+    if isinstance(raised, BaseExceptionGroup):
+        for inner in raised.exceptions:
+            if (found := first_error(inner)) is not None:
+                return found
+    return None
+
+
+def filters(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as hybrid_search's filters (a value that reads as JSON is taken as such)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValidationError("--filter", f"--filter takes KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out

@@ -1,0 +1,105 @@
+"""How a command of the ``memtrove`` command line reaches the store: as an MCP client of the data dir's
+server, like any agent, so a running server sees each change at once and one set of rules applies.
+
+- A data dir served over HTTP (its lock names the URL): that URL, with ``MEMTROVE_TOKEN`` as the
+  bearer token when set.
+- Shared stdio (the default): the data dir's owner over its Unix socket, started when none runs
+  (entrypoints/launcher.py, as a bridge does); it exits by itself once idle.
+- Otherwise (MEMTROVE_SHARED=false, or stores elsewhere): ``memtrove serve`` in a child process,
+  which opens the store itself.
+A command's connection asks for the core and console toolsets, whatever MEMTROVE_TOOLSETS says.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from config.settings import Settings
+from domain.errors import MemtroveError, ValidationError
+from entrypoints.shared import data_dir_of, embedder_label, lock_is_held, memtrove_command, read_holder, uses_data_dir
+
+TOOLSETS = ("core", "console")
+READ_TIMEOUT = 3600.0  # a long ingest answers when done (or says it goes on indexing)
+
+
+class CommandFailed(MemtroveError):
+    """A tool answered with an error: its message (and the field, for bad input)."""
+
+
+@asynccontextmanager
+async def connected(settings: Settings) -> AsyncIterator[Any]:
+    """A connected MCP ``Client`` to the data dir's server."""
+    from mcp import Client
+
+    data_dir = data_dir_of(settings)
+    holder = read_holder(data_dir) if uses_data_dir(settings) and lock_is_held(data_dir) else {}
+    if holder.get("kind") == "http" and holder.get("url"):
+        async with _http(str(holder["url"])) as client:
+            yield client
+        return
+    if settings.memtrove_shared and uses_data_dir(settings):
+        async with Client(_socket(settings), read_timeout_seconds=READ_TIMEOUT) as client:
+            yield client
+        return
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    command, *prefix = memtrove_command()
+    env = {**os.environ, "MEMTROVE_TOOLSETS": ",".join(TOOLSETS)}
+    params = StdioServerParameters(command=command, args=[*prefix, "serve"], env=env)
+    with open(os.devnull, "w", encoding="utf-8") as quiet:
+        async with Client(stdio_client(params, errlog=quiet), read_timeout_seconds=READ_TIMEOUT) as client:
+            yield client
+
+
+@asynccontextmanager
+async def _socket(settings: Settings) -> AsyncIterator[Any]:
+    from anyio.abc import UNIXSocketStream
+
+    from entrypoints.launcher import OwnerLauncher, Unavailable
+    from entrypoints.owner import message_streams
+
+    launcher = OwnerLauncher(data_dir_of(settings), embedder_label(settings), TOOLSETS)
+    try:
+        sock = await anyio.to_thread.run_sync(launcher.connect)  # started when none runs; the hello sent
+    except Unavailable as exc:
+        raise CommandFailed(str(exc)) from None
+    sock.setblocking(False)
+    stream = await UNIXSocketStream.from_socket(sock)
+    async with stream, message_streams(stream) as streams:
+        yield streams
+
+
+@asynccontextmanager
+async def _http(url: str) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = os.environ.get("MEMTROVE_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=READ_TIMEOUT)) as http:
+        async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=READ_TIMEOUT) as client:
+            yield client
+
+
+async def answer(client: Any, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
+    """The tool's structured answer and its text; its error raised as CommandFailed (ValidationError,
+    naming the field, for bad input). Arguments left as None are not sent."""
+    result = await client.call_tool(tool, {k: v for k, v in arguments.items() if v is not None})
+    structured = result.structured_content or {}
+    text = "\n".join(getattr(c, "text", "") for c in result.content)
+    if result.is_error:
+        text = text.removeprefix("Error: ")
+        detail = structured.get("error") if isinstance(structured.get("error"), dict) else structured
+        field = detail.get("field") if isinstance(detail, dict) else None
+        raise ValidationError(str(field), text) if field else CommandFailed(text)
+    return structured, text
+
+
+async def call(client: Any, tool: str, **arguments: Any) -> dict[str, Any]:
+    return (await answer(client, tool, **arguments))[0]
