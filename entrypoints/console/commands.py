@@ -101,7 +101,7 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
                 return await answer(client, "memory_get", memory_id=args.id)
             if args.id.startswith("art_"):
                 return await answer(client, "artifact_get", artifact_id=args.id, include_content=True)
-            return await answer(client, "history_get", conversation_id=args.id, limit=100)
+            return await conversation(client, args.id)
         if args.command == "delete":
             if args.id.startswith("mem_"):
                 return await answer(client, "memory_delete", memory_id=args.id)
@@ -110,6 +110,21 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
             raise ValidationError("id", f"delete takes a memory id (mem_...) or an artifact id (art_...), "
                                         f"got {args.id!r}")
         return await answer(client, "store_stats")
+
+
+async def conversation(client: Any, conversation_id: str) -> tuple[dict[str, Any], str]:
+    """Every turn of a conversation the caller may see, oldest first (history_get's pages, read back)."""
+    turns: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page, _ = await answer(client, "history_get", conversation_id=conversation_id, limit=50, cursor=cursor)
+        turns = page["turns"] + turns
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+    text = "\n".join(f"[{t['turn_index']}] {t['role']}: {t['content']}" for t in turns)
+    return {"conversation_id": conversation_id, "count": len(turns), "turns": turns}, \
+        text or f"No turns in {conversation_id}."
 
 
 def first_error(raised: BaseException) -> MemtroveError | None:

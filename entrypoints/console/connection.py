@@ -1,8 +1,8 @@
 """How a command of the ``memtrove`` command line reaches the store: as an MCP client of the data dir's
 server, like any agent, so a running server sees each change at once and one set of rules applies.
 
-- A data dir served over HTTP (its lock names the URL): that URL, with ``MEMTROVE_TOKEN`` as the
-  bearer token when set.
+- A data dir served over HTTP (its lock names the URL): that URL, with ``MEMTROVE_TOKEN`` (a token of
+  ``memtrove token create``) or else the shared ``MEMTROVE_HTTP_TOKEN`` as the bearer token when set.
 - Shared stdio (the default): the data dir's owner over its Unix socket, started when none runs
   (entrypoints/launcher.py, as a bridge does); it exits by itself once idle.
 - Otherwise (MEMTROVE_SHARED=false, or stores elsewhere): ``memtrove serve`` in a child process,
@@ -39,8 +39,19 @@ async def connected(settings: Settings) -> AsyncIterator[Any]:
     data_dir = data_dir_of(settings)
     holder = read_holder(data_dir) if uses_data_dir(settings) and lock_is_held(data_dir) else {}
     if holder.get("kind") == "http" and holder.get("url"):
-        async with _http(str(holder["url"])) as client:
-            yield client
+        shared = settings.memtrove_http_token.get_secret_value() if settings.memtrove_http_token else None
+        token = os.environ.get("MEMTROVE_TOKEN") or shared
+        entered = False
+        try:
+            async with _http(str(holder["url"]), token) as client:
+                entered = True
+                yield client
+        except Exception as exc:  # noqa: BLE001 - the handshake's failure, said plainly; the rest as it is
+            if entered:
+                raise
+            hint = "the token was refused?" if token else "it may need a token: set MEMTROVE_TOKEN"
+            raise CommandFailed(f"the data dir {data_dir} is served over HTTP at {holder['url']}, which did not "
+                                f"accept this connection ({_reason(exc)}); {hint}") from None
         return
     if settings.memtrove_shared and uses_data_dir(settings):
         async with Client(_socket(settings), read_timeout_seconds=READ_TIMEOUT) as client:
@@ -75,16 +86,22 @@ async def _socket(settings: Settings) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def _http(url: str) -> AsyncIterator[Any]:
+async def _http(url: str, token: str | None) -> AsyncIterator[Any]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    token = os.environ.get("MEMTROVE_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=READ_TIMEOUT)) as http:
         async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=READ_TIMEOUT) as client:
             yield client
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost message of an exception (task groups wrap the one that counts)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 async def answer(client: Any, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:

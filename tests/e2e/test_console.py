@@ -1,0 +1,170 @@
+"""The command line for people, run as a user runs it (real ``memtrove`` processes), beside an agent's
+MCP client on the same data dir: what one writes the other reads at once; a second ingest is all
+no-ops; a changed file is replaced and a vanished one removed with --sync; a killed ingest resumes;
+bad usage exits 2, a refusal 1; a data dir served over HTTP is reached through its URL and token."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.crash_driver import QuickFakeOpenAIServer
+from tests.support.mcp_procs import (blocking, http_server, http_session, memtrove_command, run_cli, server_env,
+                                     stdio_session, stop_owner)
+
+pytestmark = pytest.mark.slow
+
+DIMS = 32
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[QuickFakeOpenAIServer]:
+    with QuickFakeOpenAIServer(default_dimensions=DIMS) as server:
+        yield server
+
+
+@pytest.fixture
+def env(fake: QuickFakeOpenAIServer) -> dict[str, str]:
+    return {"MEMTROVE_SHARED": "true", "MEMTROVE_IDLE_TIMEOUT": "120", "MEMTROVE_EMBEDDER": "openai-compatible",
+            "OPENAI_BASE_URL": fake.base_url, "OPENAI_EMBED_MODEL": "fake", "OPENAI_EMBED_DIMS": str(DIMS),
+            "MEMTROVE_TOOLSETS": "core"}
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    data = tmp_path / "data"
+    yield data
+    stop_owner(data)
+
+
+def cli(data: Path, env: dict[str, str], *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+    done = run_cli(list(args), data, env, timeout=180)
+    assert done.returncode == code, f"memtrove {' '.join(args)} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def as_json(data: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
+    return json.loads(cli(data, env, *args, "--json").stdout)
+
+
+def notes(root: Path) -> Path:
+    (root / "sub" / "deep").mkdir(parents=True)
+    (root / ".obsidian").mkdir()
+    (root / "ferry.md").write_text("# Ferry\n\nThe ferry to Vellmar leaves at nine from pier four.\n")
+    (root / "sub" / "release.md").write_text("Release checklist: roll back with deploy --undo-quartz.\n")
+    (root / "sub" / "deep" / "draft.md").write_text("A draft nobody should index.\n")
+    (root / "sub" / ".gitignore").write_text("deep/\n*.tmp\n")
+    (root / "sub" / "scratch.tmp").write_text("temporary\n")
+    (root / ".obsidian" / "workspace.json").write_text("{}\n")
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    (root / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (root / "huge.txt").write_bytes(b"a" * 10_000_001)
+    return root
+
+
+def test_ingest_a_folder_again_changed_and_synced_beside_an_agent(tmp_path: Path, data_dir: Path,
+                                                                   env: dict[str, str]) -> None:
+    root = notes(tmp_path / "notes")
+    first = as_json(data_dir, env, "ingest", str(root))
+    assert (first["files"], first["ingested"], first["unchanged"]) == (5, 2, 0), first
+    assert {Path(s["path"]).name: s["reason"].split()[0] for s in first["skipped"]} == {
+        "logo.png": "binary", "latin1.txt": "not", "huge.txt": "10,000,001"}
+    assert first["chunks"] >= 2 and first["failed"] == [] and first["removed"] == []
+
+    with blocking(stdio_session(data_dir, env)) as agent:  # the agent shares the same server
+        found = agent.call("hybrid_search", {"query": "undo-quartz", "limit": 3}).structured_content
+        assert [h["provenance"]["title"] for h in found["results"]][:1] == ["release.md"], found
+        again = as_json(data_dir, env, "ingest", str(root))
+        assert (again["ingested"], again["replaced"], again["unchanged"]) == (0, 0, 2), again
+
+        (root / "ferry.md").write_text("# Ferry\n\nThe ferry to Vellmar now leaves at ten from pier six.\n")
+        (root / "sub" / "release.md").unlink()
+        synced = as_json(data_dir, env, "ingest", str(root), "--sync")
+        assert (synced["replaced"], synced["unchanged"]) == (1, 0) and synced["removed"] == [
+            str((root / "sub" / "release.md").resolve())], synced
+        assert agent.call("hybrid_search", {"query": "undo-quartz", "limit": 3, "mode": "lexical"}).structured_content[
+            "results"] == []
+        hits = agent.call("hybrid_search", {"query": "ferry pier six", "limit": 3}).structured_content["results"]
+        assert hits and "pier six" in (hits[0].get("snippet") or hits[0].get("content"))
+
+    listed = as_json(data_dir, env, "list", "artifacts")
+    assert [a["source_id"] for a in listed["results"]] == [str((root / "ferry.md").resolve())]
+    only = as_json(data_dir, env, "ingest", str(root), "--include", "*.md", "--exclude", "ferry.md")
+    assert only["files"] == 0, only
+
+
+def test_commands_read_change_and_delete_what_an_agent_stored(data_dir: Path, env: dict[str, str]) -> None:
+    with blocking(stdio_session(data_dir, env)) as agent:
+        long = "Rollback: run deploy --undo, then " + "check every dashboard twice; " * 40 + "and page the on-call."
+        stored = agent.call("memory_store", {"content": long, "type": "decision", "confidence": 0.9})
+        memory_id = stored.structured_content["id"]
+        agent.call("history_append", {"conversation_id": "standup", "role": "user", "turn_index": 0,
+                                      "content": "We ship the harbour release on Friday."})
+        listed = as_json(data_dir, env, "list", "--type", "decision")
+        assert [m["id"] for m in listed["results"]] == [memory_id]
+        shown = cli(data_dir, env, "show", memory_id).stdout
+        assert "and page the on-call." in shown  # whole, not a snippet
+        thread = cli(data_dir, env, "show", "standup").stdout
+        assert "harbour release on Friday" in thread
+        hits = as_json(data_dir, env, "search", "harbour release", "--filter", "conversation_id=standup")
+        assert hits["results"] and hits["results"][0]["type"] == "history", hits
+        stats = as_json(data_dir, env, "stats")
+        assert stats["memories"] == {"decision": 1} and (stats["turns"], stats["conversations"]) == (1, 1)
+        assert stats["database_bytes"] > 0 and stats["data_dir_bytes"] >= stats["database_bytes"]
+        assert cli(data_dir, env, "delete", memory_id).stdout.strip() == f"Deleted memory: {memory_id}"
+        gone = agent.call("memory_get", {"memory_id": memory_id})
+        assert gone.is_error and "not found" in gone.content[0].text
+
+
+def test_bad_usage_exits_2_and_a_refusal_1(tmp_path: Path, data_dir: Path, env: dict[str, str]) -> None:
+    missing = cli(data_dir, env, "ingest", str(tmp_path / "nowhere"), code=2)
+    assert "no such file or folder" in missing.stderr and missing.stdout == ""
+    assert "limit" in cli(data_dir, env, "search", "x", "--limit", "0", code=2).stderr
+    assert "--filter takes KEY=VALUE" in cli(data_dir, env, "search", "x", "--filter", "nokey", code=2).stderr
+    assert "invalid choice" in cli(data_dir, env, "list", "everything", code=2).stderr
+    assert "not found" in cli(data_dir, env, "show", "art_" + "0" * 32, code=1).stderr
+    assert "a memory id (mem_...) or an artifact id" in cli(data_dir, env, "delete", "standup", code=2).stderr
+    assert as_json(data_dir, env, "stats")["artifacts"] == {"by_type": {}, "by_source": {}}  # nothing changed
+
+
+def test_a_killed_ingest_goes_on_where_it_stopped(tmp_path: Path, data_dir: Path, env: dict[str, str],
+                                                 fake: QuickFakeOpenAIServer) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(30):
+        (root / f"note-{i:02d}.md").write_text(f"Note {i}: the locker code for bay {i} is {1000 + i}.\n" * 3)
+    command = [*memtrove_command(), "ingest", str(root)]
+    slow = {**env, "OPENAI_BASE_URL": fake.base_url}
+    fake.document_delay = 0.0
+    process = subprocess.Popen(command, env=server_env(data_dir, slow), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen = 0
+    assert process.stderr is not None
+    for line in process.stderr:  # not a terminal: one plain line per file
+        seen += line.startswith("ingested")
+        if seen >= 5:
+            os.kill(process.pid, signal.SIGKILL)
+            break
+    process.wait(timeout=60)
+    assert seen >= 5
+    rest = as_json(data_dir, env, "ingest", str(root))
+    assert rest["ingested"] + rest["unchanged"] == 30 and rest["unchanged"] >= 5, rest
+    assert len(as_json(data_dir, env, "list", "artifacts", "--limit", "100")["results"]) == 30
+
+
+def test_a_data_dir_served_over_http_is_reached_through_its_url(data_dir: Path, env: dict[str, str]) -> None:
+    http_env = {k: v for k, v in env.items() if k != "MEMTROVE_SHARED"}
+    with http_server(data_dir, http_env, token="s3cret-shared-token") as server:
+        with blocking(http_session(server.mcp_url, token="s3cret-shared-token")) as agent:
+            agent.call("memory_store", {"content": "The vault opens at dawn.", "type": "fact", "confidence": 1.0})
+        refused = cli(data_dir, {**http_env, "MEMTROVE_HTTP_TOKEN": ""}, "stats", code=1)
+        assert "did not accept this connection" in refused.stderr and "MEMTROVE_TOKEN" in refused.stderr
+        stats = as_json(data_dir, {**http_env, "MEMTROVE_TOKEN": "s3cret-shared-token"}, "stats")
+        assert stats["memories"] == {"fact": 1}
