@@ -7,7 +7,8 @@ server, like any agent, so a running server sees each change at once and one set
   (entrypoints/launcher.py, as a bridge does); it exits by itself once idle.
 - Otherwise (MEMTROVE_SHARED=false, or stores elsewhere): ``memtrove serve`` in a child process,
   which opens the store itself.
-A command's connection asks for the core and console toolsets, whatever MEMTROVE_TOOLSETS says.
+A command's connection asks for the core and console toolsets, whatever MEMTROVE_TOOLSETS says (an
+HTTP server serves every connection its own: there, a command whose tool it lacks says so).
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ async def answer(client: Any, tool: str, **arguments: Any) -> tuple[dict[str, An
     text = "\n".join(getattr(c, "text", "") for c in result.content)
     if result.is_error:
         text = text.removeprefix("Error: ")
+        if text == f"Unknown tool: {tool}":  # an HTTP server serves its own toolsets to every connection
+            raise CommandFailed(f"the data dir's server does not offer {tool}: start it with MEMTROVE_TOOLSETS "
+                                f"naming {', '.join(TOOLSETS)} (or all)")
         detail = structured.get("error") if isinstance(structured.get("error"), dict) else structured
         field = detail.get("field") if isinstance(detail, dict) else None
         raise ValidationError(str(field), text) if field else CommandFailed(text)

@@ -162,6 +162,10 @@ def test_a_killed_ingest_goes_on_where_it_stopped(tmp_path: Path, data_dir: Path
 def test_a_data_dir_served_over_http_is_reached_through_its_url(data_dir: Path, env: dict[str, str]) -> None:
     http_env = {k: v for k, v in env.items() if k != "MEMTROVE_SHARED"}
     with http_server(data_dir, http_env, token="s3cret-shared-token") as server:
+        lacking = cli(data_dir, {**http_env, "MEMTROVE_TOKEN": "s3cret-shared-token"}, "stats", code=1)
+        assert "does not offer store_stats: start it with MEMTROVE_TOOLSETS naming core, console" in lacking.stderr
+    http_env["MEMTROVE_TOOLSETS"] = "core,console"
+    with http_server(data_dir, http_env, token="s3cret-shared-token") as server:
         with blocking(http_session(server.mcp_url, token="s3cret-shared-token")) as agent:
             agent.call("memory_store", {"content": "The vault opens at dawn.", "type": "fact", "confidence": 1.0})
         refused = cli(data_dir, {**http_env, "MEMTROVE_HTTP_TOKEN": ""}, "stats", code=1)
