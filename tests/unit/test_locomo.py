@@ -55,8 +55,10 @@ def test_recall_and_scores() -> None:
     assert summary["recall@1"] == 0.0 and summary["recall@5"] == 0.5 and summary["recall@20"] == 1.0
     assert summary["hit@10"] == 1.0 and summary["by_category"]["1"]["questions"] == 1
     report = {"turns": 3, "malformed_evidence": 0, "questions_without_valid_evidence": 0,
-              "history_append_ms": {"p50": 1.0, "p95": 2.0}, "results": {"memtrove hybrid": summary}}
+              "history_append_ms": {"p50": 1.0, "p95": 2.0}, "turns_per_second": 9.5, "server_peak_rss_mb": 400.0,
+              "results": {"memtrove hybrid": summary}}
     assert "memtrove hybrid" in table(report) and "0.500" in table(report)
+    assert "9.5 turns/s stored in this run; server peak RSS 400.0 MB" in table(report)
 
 
 def test_facts_carry_their_session_date_and_the_turns_they_point_at(tmp_path: Path) -> None:
