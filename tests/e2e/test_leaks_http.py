@@ -186,7 +186,7 @@ def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, d
     tool = rng.choice(["hybrid_search", "memory_search", "memory_list", "history_get", "artifact_search",
                        "artifact_get", "search_memory", "get_stats", "search_session_context", "get_memory_by_id",
                        "reconstruct_document", "list_sessions", "get_session_stats", "search_system_memory",
-                       "project_search", "canonical_get", "memory_restore"])
+                       "project_search", "canonical_get", "memory_restore", "artifact_list", "store_stats"])
     project = rng.choice(["atlas", "zeus"])
     session = f"s-{rng.choice(list(PEOPLE))}"
     arguments: dict[str, Any] = {
@@ -210,6 +210,9 @@ def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, d
         "project_search": {"query": query, "limit": limit},
         "canonical_get": {"canonicalKey": f"{project}-spec"},
         "memory_restore": {"goal": query},
+        "artifact_list": {"limit": rng.choice([1, 50, 500]),
+                          **({"source_system": rng.choice(["wiki", "sessions"])} if rng.random() < 0.5 else {})},
+        "store_stats": {},
     }[tool]
     return tool, arguments, project if tool in ("project_search", "canonical_get", "memory_restore") else None
 
@@ -244,7 +247,7 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
     finally:
         for portal, _ in sessions.values():
             portal.__exit__(None, None, None)
-    assert sum(counted.values()) == CALLS and len(counted) == 17, counted  # every read tool was called
+    assert sum(counted.values()) == CALLS and len(counted) == 19, counted  # every read tool was called
     assert (("dave", "zeus") in with_project) and not with_project[("dave", "zeus")]
     # What the rule did shows in the metrics (behind the owner's token): denials of gets, withheld hits.
     metrics = httpx.get(world["server"].base_url + "/metrics", timeout=30,
