@@ -38,6 +38,7 @@ from domain.sessions.store import StoreSessionMemory
 from domain.sessions.upkeep import CleanupOldMemories, DeleteSessionMemory, ExportDocument
 from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionStats, ListSessions, LoadTaskContext,
                                      Reconstruct)
+from domain.transfer.usecases import ExportPage, ImportRecords
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
 from plugins.manager import collect, plugin_manager
 
@@ -260,6 +261,11 @@ class UseCases(containers.DeclarativeContainer):
                                        boost=settings.provided.memtrove_canonical_boost)
     context_pack = providers.Factory(ContextPack, read=read_canonical, search=passage_search)
     restore = providers.Factory(Restore, documents=adapters.store, search=project_search, tokenizer=adapters.tokenizer)
+    # Export and import (the console's): pages of records the caller may see; records written back as theirs.
+    export_page = providers.Factory(ExportPage, store=adapters.store, scopes=adapters.store, identity=identity)
+    import_records = providers.Factory(ImportRecords, store=adapters.store, scopes=adapters.store,
+                                       store_memory=store_memory, append_turn=append_turn, ingest=ingest_artifact,
+                                       identity=identity)
     cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=guarded, delete=delete_artifact,
                                              audit_log=adapters.store, identity=identity)
 

@@ -17,7 +17,7 @@ from domain.model import ARTIFACT_TYPES, MEMORY_TYPES
 from entrypoints.console.connection import answer, connected
 from entrypoints.fatal import say_fatal
 
-COMMANDS = ("ingest", "search", "list", "show", "delete", "stats")
+COMMANDS = ("ingest", "search", "list", "show", "delete", "stats", "export", "import")
 MODES = ("hybrid", "vector", "lexical")
 
 
@@ -58,6 +58,11 @@ def add_parsers(commands: Any) -> None:
     delete = command("delete", "delete one memory (mem_...) or artifact (art_...)")
     delete.add_argument("id")
     command("stats", "what the store holds, its size on disk, embedding profile and index backlog")
+    exporting = command("export", "write what you stored to a file (memtrove's JSON Lines export format)")
+    exporting.add_argument("path", metavar="PATH", help="the file to write (replaced when the export completes)")
+    exporting.add_argument("--format", choices=("jsonl",), default="jsonl", help="jsonl (the only one so far)")
+    importing = command("import", "read a memtrove export file back in (what is stored already adds nothing)")
+    importing.add_argument("path", metavar="PATH", help="a file written by memtrove export")
 
 
 def run_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -109,6 +114,12 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
                 return await answer(client, "artifact_delete", artifact_id=args.id)
             raise ValidationError("id", f"delete takes a memory id (mem_...) or an artifact id (art_...), "
                                         f"got {args.id!r}")
+        if args.command in ("export", "import"):
+            from entrypoints.console.progress import Progress
+            from entrypoints.console.transfer import export, restore
+
+            return await (export if args.command == "export" else restore)(client, args.path,
+                                                                           Progress(quiet=args.json))
         return await answer(client, "store_stats")
 
 

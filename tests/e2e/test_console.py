@@ -172,3 +172,56 @@ def test_a_data_dir_served_over_http_is_reached_through_its_url(data_dir: Path, 
         assert "did not accept this connection" in refused.stderr and "MEMTROVE_TOKEN" in refused.stderr
         stats = as_json(data_dir, {**http_env, "MEMTROVE_TOKEN": "s3cret-shared-token"}, "stats")
         assert stats["memories"] == {"fact": 1}
+
+
+def test_export_import_round_trip_twice_and_a_bad_line(tmp_path: Path, data_dir: Path, env: dict[str, str]) -> None:
+    everything = {**env, "MEMTROVE_TOOLSETS": "all"}
+    with blocking(stdio_session(data_dir, everything)) as agent:
+        for content, extra in (("The quokka is named Pemberton.", {}),
+                               ("Deploys freeze on Fridays.", {"visibility_scope": "custom", "visible_to": ["carol"],
+                                                               "retention_policy": "custom", "retention_days": 400})):
+            assert not agent.call("memory_store", {"content": content, "type": "fact", "confidence": 0.8,
+                                                   **extra}).is_error
+        for i, text in enumerate(("Shall we ship on Friday?", "Yes, after the freeze lifts.")):
+            assert not agent.call("history_append", {"conversation_id": "ship", "role": ("user", "assistant")[i % 2],
+                                                     "content": text, "turn_index": i,
+                                                     "ts": f"2025-05-0{i + 1}T10:00:00Z"}).is_error
+        long = "# Runbook\n\n" + "\n\n".join(f"## Step {i}\n\nTurn valve {i} clockwise twice." for i in range(60))
+        assert not agent.call("artifact_ingest", {"artifact_type": "doc", "source_system": "wiki", "source_id": "rb",
+                                                  "content": long, "ts": "2025-04-01T00:00:00Z"}).is_error
+        assert not agent.call("store_report", {"agent_id": "agent-7", "session_id": "s1", "session_iter": "v2",
+                                               "content": "# Report\n\nAll valves turned."}).is_error
+        assert not agent.call("add_memory", {"text": "Lighthouse lamp changed.",
+                                             "metadata": {"tags": ["lamp"], "source": "log"}}).is_error
+    first = tmp_path / "first.jsonl"
+    exported = as_json(data_dir, env, "export", str(first))
+    assert (exported["memory"], exported["turn"], exported["artifact"]) == (2, 2, 3), exported
+    lines = first.read_text().splitlines()
+    assert lines[0] == '{"memtrove_export": 1}' and len(lines) == 8
+    custom = next(json.loads(x) for x in lines if "freeze on" in x)
+    assert custom["visible_to"] == ["carol"] and custom["retention_days"] == 400
+
+    other = tmp_path / "other"
+    try:
+        assert as_json(other, env, "import", str(first))["added"] == 7
+        second = tmp_path / "second.jsonl"
+        as_json(other, env, "export", str(second))
+        assert second.read_bytes() == first.read_bytes()  # the same file, byte for byte
+        again = as_json(other, env, "import", str(first))
+        assert (again["added"], again["unchanged"]) == (0, 7)
+        hits = as_json(other, env, "search", "valve 42 clockwise")["results"]
+        assert hits and hits[0]["provenance"]["source_id"] == "rb"
+
+        bad = tmp_path / "bad.jsonl"
+        broken = [json.loads(x) for x in lines[1:]]
+        broken[4]["ts"] = "yesterday"
+        bad.write_text("\n".join([lines[0], *(json.dumps(r) for r in broken)]) + "\n")
+        fresh = tmp_path / "fresh"
+        refused = cli(fresh, env, "import", str(bad), code=2)
+        assert f"{bad}: line 6:" in refused.stderr and "(field ts)" in refused.stderr, refused.stderr
+        assert as_json(fresh, env, "stats")["chunks"] == 0 and as_json(fresh, env, "list")["count"] == 0
+        bad.write_text("not json\n")
+        assert f"{bad}:1: not a JSON object" in cli(fresh, env, "import", str(bad), code=2).stderr
+    finally:
+        stop_owner(other)
+        stop_owner(tmp_path / "fresh")

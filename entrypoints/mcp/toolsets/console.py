@@ -13,6 +13,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from domain.artifacts.catalog import ListArtifacts, StoreCounts
+from domain.transfer.usecases import ExportPage, ImportRecords
 from domain.model import ARTIFACT_TYPES, Artifact
 from domain.upkeep.health import EmbeddingHealth
 from entrypoints.mcp import render
@@ -74,3 +75,27 @@ class ConsoleTools(Toolbox):
                 f"{artifacts} artifacts ({counts['chunks']} chunks); oldest {counts['oldest'] or '-'}, newest "
                 f"{counts['newest'] or '-'}")
         return render.ok(report, text + "\n" + render.as_json(report))
+
+    @tool("Export what you stored: a page of records (memtrove's export format, version 1) in the export "
+          "order; call again with next_cursor until it is null.", annotations=READ_ONLY, needs_store=False)
+    def store_export(
+        self,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+        limit: Annotated[int, Field(description="Records a page, 1-1000")] = 100,
+    ) -> CallToolResult:
+        records, next_cursor = self.use(ExportPage)()(cursor, limit)
+        more = f"; more: call again with cursor={next_cursor}" if next_cursor else ""
+        return render.ok({"count": len(records), "records": records, "next_cursor": next_cursor},
+                         f"{len(records)} records{more}")
+
+    @tool("Import records of memtrove's export format (written as yours, their times and privacy kept; one "
+          "already stored as it is adds nothing). check=true only validates.", writes=True)
+    def store_import(
+        self,
+        records: Annotated[list[dict[str, Any]], Field(description="1-1000 export records (not the header line)")],
+        first_line: Annotated[int, Field(description="Line of the first record in its file, for messages")] = 1,
+        check: Annotated[bool, Field(description="Only validate: nothing is written")] = False,
+    ) -> CallToolResult:
+        counts = self.use(ImportRecords)()(records, first_line, check)
+        said = "would add" if check else "added"
+        return render.ok(counts, f"{said} {counts['added']}, already stored {counts['unchanged']}")

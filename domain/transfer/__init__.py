@@ -1,0 +1,1 @@
+"""Export and import of what a caller stored (memtrove export / memtrove import)."""

@@ -1,0 +1,54 @@
+"""memtrove's export format, version 1: one JSON object a line (JSON Lines, UTF-8).
+
+The first line is ``{"memtrove_export": 1}``; then one record a line, memories first (newest first),
+then conversation turns (by conversation, then turn), then artifacts (newest first). Every record
+has ``kind`` (``memory``, ``turn``, ``artifact``), its own fields, and the privacy its writer gave it:
+``sensitivity``, ``visibility_scope``, ``retention_policy``, ``visible_to`` (``custom`` only: user
+ids and ``team:<name>``), ``retention_days`` (``custom`` retention only). An artifact carries its
+whole text (``content``), its labels (the sessions' and Zapomni's scope, tags), the chunker that cut
+it and whether it is ``chunked``; on import it is cut again by that chunker, so its chunks are the
+same. Nothing in a record depends on the moment of the export: the same store exports the same file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.access.rules import NEVER
+from domain.model import Artifact, Memory, Owned, Turn
+from domain.validation import epoch
+
+FORMAT = "memtrove_export"
+VERSION = 1
+HEADER = {FORMAT: VERSION}
+KINDS = ("memory", "turn", "artifact")
+
+
+def privacy_of(item: Owned, ts: str) -> dict[str, Any]:
+    """The privacy the item was written with, as its writer gave it (the inverse of Privacy.written)."""
+    fields: dict[str, Any] = {"sensitivity": item.sensitivity, "visibility_scope": item.visibility_scope,
+                              "retention_policy": item.retention_policy}
+    if item.visibility_scope == "custom":
+        mine = f"u:{item.owner}"
+        fields["visible_to"] = sorted(f"team:{k[2:]}" if k.startswith("t:") else k[2:]
+                                      for k in item.acl if k != mine and k[:2] in ("u:", "t:"))
+    if item.retention_policy == "custom" and item.expires_epoch < NEVER:
+        fields["retention_days"] = round((item.expires_epoch - epoch(ts)) / 86_400)
+    return fields
+
+
+def memory_record(m: Memory) -> dict[str, Any]:
+    return {"kind": "memory", "id": m.id, "type": m.type, "confidence": m.confidence, "ts": m.ts,
+            "conversation_id": m.conversation_id, **privacy_of(m, m.ts), "content": m.content}
+
+
+def turn_record(t: Turn) -> dict[str, Any]:
+    return {"kind": "turn", "conversation_id": t.conversation_id, "turn_index": t.turn_index, "role": t.role,
+            "ts": t.ts, **privacy_of(t, t.ts), "content": t.content}
+
+
+def artifact_record(a: Artifact, content: str) -> dict[str, Any]:
+    return {"kind": "artifact", "id": a.id, "artifact_type": a.artifact_type, "source_system": a.source_system,
+            "source_id": a.source_id, "source_url": a.source_url, "title": a.title, "author": a.author,
+            "participants": list(a.participants), "ts": a.ts, "chunker": a.chunker, "chunked": a.is_chunked,
+            "labels": a.labels, **privacy_of(a, a.ts), "content": content}

@@ -1,0 +1,138 @@
+"""One export record checked, and the write that puts it back: the import's step (domain/transfer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from domain.access.privacy import Privacy
+from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.input import IngestRequest, validate
+from domain.chunking import content_hash
+from domain.documents.model import SOURCE as DOCUMENTS
+from domain.errors import ValidationError
+from domain.history.usecases import MAX_TURN_INDEX, AppendTurn, AppendTurnRequest
+from domain.ids import MEMORY_ID, artifact_id
+from domain.memories.usecases import StoreMemory, StoreMemoryRequest
+from domain.model import LABEL_KEYS, ROLES, TAGS, RequestContext
+from domain.ports import ArtifactScopes, MetadataStore
+from domain.transfer.records import KINDS
+from domain.validation import epoch, parse_timestamp, require_choice, require_id, require_int, require_text
+
+PRIVACY = ("sensitivity", "visibility_scope", "retention_policy", "visible_to", "retention_days")
+FIELDS = {
+    "memory": {"kind", "id", "type", "confidence", "ts", "conversation_id", "content", *PRIVACY},
+    "turn": {"kind", "conversation_id", "turn_index", "role", "ts", "content", *PRIVACY},
+    "artifact": {"kind", "id", "artifact_type", "source_system", "source_id", "source_url", "title", "author",
+                 "participants", "ts", "chunker", "chunked", "labels", "content", *PRIVACY},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    write: Callable[[], bool] | None  # None: already stored as it is; else the write (True: something added)
+
+
+def privacy(record: dict[str, Any]) -> Privacy:
+    return Privacy(record.get("sensitivity", "normal"), record.get("visibility_scope", "me"),
+                   record.get("retention_policy", "forever"), record.get("visible_to"), record.get("retention_days"))
+
+
+def labels_of(value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or any(k not in (*LABEL_KEYS, TAGS) for k in value):
+        raise ValidationError("labels", f"labels must be an object of {', '.join(LABEL_KEYS)} and {TAGS}")
+    tags = value.get(TAGS, [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ValidationError("labels", "labels.tags must be a list of strings")
+    if any(not isinstance(v, (str, int, float, bool)) and v is not None for k, v in value.items() if k != TAGS):
+        raise ValidationError("labels", "a label's value must be text, a number or true/false")
+    return dict(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Restorer:
+    store: MetadataStore
+    scopes: ArtifactScopes
+    store_memory: StoreMemory
+    append_turn: AppendTurn
+    ingest: IngestArtifact
+    context: RequestContext
+    now: float
+
+    def plan(self, record: object, line: int) -> Step:
+        """The record checked (a ValidationError names the line and the field), and its write."""
+        try:
+            if not isinstance(record, dict):
+                raise ValidationError("record", "a record must be a JSON object")
+            kind = require_choice("kind", record.get("kind"), KINDS)
+            unknown = sorted(set(record) - FIELDS[kind])
+            if unknown:
+                raise ValidationError(unknown[0], f"{unknown[0]} is not a field of a {kind} record")
+            return (self._memory, self._turn, self._artifact)[KINDS.index(kind)](record)
+        except ValidationError as exc:
+            raise ValidationError(exc.field, f"line {line}: {exc.message} (field {exc.field}): nothing was "
+                                             "imported") from None
+
+    def _memory(self, record: dict[str, Any]) -> Step:
+        memory_id = require_id("id", record.get("id"), "mem_", MEMORY_ID, "32 hex characters")
+        ts = parse_timestamp("ts", record.get("ts"))
+        request = StoreMemoryRequest(record.get("content"), record.get("type"), record.get("confidence"),  # type: ignore[arg-type]
+                                     record.get("conversation_id"), privacy(record))
+        memory = self.store_memory.write(request, memory_id, ts, check_only=True)
+        existing = self.store.get_memories([memory_id]).get(memory_id)
+        if existing is not None:
+            if existing.owner == memory.owner and existing.content == memory.content:
+                return Step(None)
+            raise ValidationError("id", f"memory {memory_id} is already stored with other content or by another")
+        return Step(lambda: bool(self.store_memory.write(request, memory_id, ts)))
+
+    def _turn(self, record: dict[str, Any]) -> Step:
+        conversation = require_text("conversation_id", record.get("conversation_id"), 100)
+        index = require_int("turn_index", record.get("turn_index"), 0, MAX_TURN_INDEX)
+        role = require_choice("role", record.get("role"), ROLES)
+        content = require_text("content", record.get("content"), 50_000)
+        ts = parse_timestamp("ts", record.get("ts"))
+        rights = privacy(record)
+        rights.written(self.context, epoch(ts), self.now)
+        mine = self.context.principal.user_id
+        existing = self.store.get_turn(conversation, index)
+        if existing is not None and existing.owner == mine and existing.content_hash == content_hash(content) \
+                and existing.role == role and existing.ts == ts:
+            return Step(None)
+        if existing is not None:
+            raise ValidationError("turn_index", f"turn {index} of conversation {conversation!r} is already stored "
+                                                "with other content or by another")
+        if any(t.owner != mine for t in self.store.recent_turns(conversation, 1)):
+            raise ValidationError("conversation_id", f"conversation_id {conversation!r} is another caller's")
+        request = AppendTurnRequest(conversation, role, content, index, ts, rights)
+        return Step(lambda: self.append_turn(request).status != "unchanged")
+
+    def _artifact(self, record: dict[str, Any]) -> Step:
+        if record.get("source_system") == DOCUMENTS:
+            raise ValidationError("source_system", "project documents (source system documents) are not imported")
+        chunked = record.get("chunked", True)
+        if not isinstance(chunked, bool):
+            raise ValidationError("chunked", "chunked must be true or false")
+        request = IngestRequest(
+            artifact_type=record.get("artifact_type"), source_system=record.get("source_system"),  # type: ignore[arg-type]
+            content=record.get("content"), source_id=record.get("source_id"),  # type: ignore[arg-type]
+            source_url=record.get("source_url"), title=record.get("title"), author=record.get("author"),
+            participants=record.get("participants"), ts=parse_timestamp("ts", record.get("ts")),
+            sensitivity=record.get("sensitivity", "normal"), visibility_scope=record.get("visibility_scope", "me"),
+            retention_policy=record.get("retention_policy", "forever"), chunker=record.get("chunker"),
+            labels=labels_of(record.get("labels")), keep_whole=not chunked, visible_to=record.get("visible_to"),
+            retention_days=record.get("retention_days"))
+        fields = validate(request)
+        privacy(record).written(self.context, epoch(fields["ts"]), self.now)
+        digest = content_hash(fields["content"])
+        art_id = artifact_id(fields["source_system"], fields["source_id"], digest, self.context.principal.user_id)
+        existing = self.store.get_artifact(art_id)
+        if existing is not None:
+            if existing.content_hash == digest:
+                return Step(None)
+            raise ValidationError("content", f"artifact {art_id} ({fields['source_system']}:{fields['source_id']}) "
+                                             "is already stored with other content")
+        return Step(lambda: self.ingest(request).status != "unchanged")

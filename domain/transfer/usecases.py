@@ -1,0 +1,135 @@
+"""Export and import: what a caller stored, page by page out of the store, and back in.
+
+``ExportPage`` reads the records the caller may see in the export order (domain/transfer/records.py),
+one page a call, a cursor naming where the next starts: so an export of any size streams. Project
+documents (spec 004) are not exported yet: their artifacts are views of document items with their own
+versions (source system ``documents``), left out rather than exported as plain artifacts.
+
+``ImportRecords`` takes a batch of records: with ``check`` it only validates them (nothing written),
+naming the line and the field of the first bad one; else it writes each as its writer's, the caller
+(a record's time, privacy and, for a memory, id kept): a memory with its id, a turn at its place, an
+artifact cut again by its chunker. A record already there as it is adds nothing (import a file
+twice: nothing new); one there with other content is refused, never overwritten.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.access.principal import Identity
+from domain.access.rules import access_fields, access_filter, visible
+from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.usecases import read_whole, reconstruct
+from domain.documents.model import SOURCE as DOCUMENTS
+from domain.errors import ValidationError
+from domain.history.usecases import AppendTurn
+from domain.memories.usecases import StoreMemory
+from domain.model import RequestContext
+from domain.paging import decode_cursor, encode_cursor
+from domain.ports import ArtifactScopes, MetadataStore
+from domain.transfer.records import KINDS, artifact_record, memory_record, turn_record
+from domain.transfer.restore import Restorer
+from domain.validation import epoch, require_int
+
+CURSOR = "export"
+
+
+@dataclass(frozen=True, slots=True)
+class ExportPage:
+    store: MetadataStore
+    scopes: ArtifactScopes
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
+
+    def __call__(self, cursor: object = None, limit: object = 100) -> tuple[list[dict[str, Any]], str | None]:
+        count = require_int("limit", limit, 1, 1000)
+        position = decode_cursor(cursor, CURSOR) or [0, None]
+        if len(position) != 2 or not isinstance(position[0], int) or not 0 <= position[0] < len(KINDS):
+            raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
+        context, now = self.identity(), self.now()
+        kind, after = position
+        records: list[dict[str, Any]] = []
+        while kind < len(KINDS) and len(records) < count:
+            page, after = (self._memories, self._turns, self._artifacts)[kind](after, count - len(records), context, now)
+            records += page
+            if after is None:
+                kind += 1
+        return records, encode_cursor(CURSOR, [kind, after]) if kind < len(KINDS) else None
+
+    def _memories(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        before = tuple(after) if after else None
+        found: list[dict[str, Any]] = []
+        while len(found) < count:
+            batch = self.store.list_memories(None, count, before)  # type: ignore[arg-type]
+            for m in batch:
+                before = (m.ts, m.id)
+                if visible(access_fields(m), context, now):
+                    found.append(memory_record(m))
+            if len(batch) < count:
+                return found, None
+        return found, list(before) if before else None
+
+    def _turns(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        def place(turn_id: str) -> tuple[str, int]:
+            conversation, _, index = turn_id.rpartition("_turn_")
+            return conversation, int(index)
+
+        order = sorted(place(t) for t in self.store.turn_hashes())
+        start = 0 if after is None else next((i for i, p in enumerate(order) if p > tuple(after)), len(order))
+        chosen = order[start:start + count]
+        turns = self.store.get_turns([f"{c}_turn_{i}" for c, i in chosen])
+        found = [turn_record(t) for t in sorted(turns.values(), key=lambda t: (t.conversation_id, t.turn_index))
+                 if visible(access_fields(t), context, now)]
+        return found, (list(chosen[-1]) if start + count < len(order) else None)
+
+    def _artifacts(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        listed = self.scopes.find_artifacts({}, access_filter(context, now), count + 1,
+                                            (float(after[0]), str(after[1])) if after else None)
+        found = []
+        for a in listed[:count]:
+            if a.source_system == DOCUMENTS:
+                continue
+            artifact, chunks = read_whole(self.store, a.id)  # type: ignore[arg-type]
+            if artifact is None:
+                continue  # deleted since it was listed
+            content = reconstruct(chunks) if artifact.is_chunked else artifact.content or ""
+            found.append(artifact_record(artifact, content))
+        last = listed[count - 1] if len(listed) > count else None
+        return found, ([epoch(last.ts), last.id] if last else None)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRecords:
+    store: MetadataStore
+    scopes: ArtifactScopes
+    store_memory: StoreMemory
+    append_turn: AppendTurn
+    ingest: IngestArtifact
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
+
+    def __call__(self, records: object, first_line: object = 1, check: bool = False) -> dict[str, int]:
+        if not isinstance(records, list) or not records or len(records) > 1000:
+            raise ValidationError("records", "records must be a list of 1-1000 export records")
+        line = require_int("first_line", first_line, 1)
+        restorer = Restorer(self.store, self.scopes, self.store_memory, self.append_turn, self.ingest,
+                            self.identity(), self.now())
+        planned = [restorer.plan(record, line + n) for n, record in enumerate(records)]
+        counts = {"added": 0, "unchanged": 0}
+        if check:
+            counts["added"] = sum(1 for p in planned if p.write is not None)
+            counts["unchanged"] = len(planned) - counts["added"]
+            return counts
+        for step in planned:
+            if step.write is None:
+                counts["unchanged"] += 1
+            else:
+                counts["added" if step.write() else "unchanged"] += 1
+        return counts
+
+
+def tally(results: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    return {k: sum(r.get(k, 0) for r in results) for k in ("added", "unchanged")}

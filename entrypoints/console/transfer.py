@@ -1,0 +1,107 @@
+"""``memtrove export PATH`` and ``memtrove import PATH``: memtrove's export format (JSON Lines, described
+in domain/transfer/records.py) written from the server's pages, and read back in batches.
+
+Both stream: an export writes each page as it comes (to a temporary file renamed at the end, so a
+failed export leaves no half file); an import reads its file twice, line by line, first only to check
+every record (a bad line refused with the file, the line and the field, and nothing written), then to
+write them. Each record is written whole or not at all; an import stopped part-way (a kill, the model
+failing) is completed by running it again (what is stored already adds nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from domain.errors import ValidationError
+from domain.transfer.records import FORMAT, HEADER, VERSION
+from entrypoints.console.connection import call
+from entrypoints.console.progress import Progress
+
+PAGE = 200  # records a store_export call returns
+BATCH_RECORDS = 200  # records a store_import call takes at most
+BATCH_BYTES = 4_000_000  # and at most this much JSON
+
+
+async def export(client: Any, path: str, progress: Progress) -> tuple[dict[str, Any], str]:
+    started, count, kinds = time.perf_counter(), 0, {}  # type: ignore[var-annotated]
+    target = Path(path).expanduser().resolve()
+    if target.is_dir():
+        raise ValidationError("PATH", f"{path} is a folder: name the file to write")
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            out.write(json.dumps(HEADER) + "\n")
+            cursor = None
+            while True:
+                page = await call(client, "store_export", cursor=cursor, limit=PAGE)
+                for record in page["records"]:
+                    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                    kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+                count += len(page["records"])
+                progress.say(f"{count} records written") if page.get("next_cursor") else None
+                cursor = page.get("next_cursor")
+                if not cursor:
+                    break
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    summary = {"path": str(target), "records": count, **kinds, "bytes": target.stat().st_size,
+               "seconds": round(time.perf_counter() - started, 2)}
+    return summary, (f"exported {count} records ({', '.join(f'{n} {k}s' for k, n in kinds.items()) or 'nothing'}) "
+                     f"to {target}: {summary['bytes']:,} bytes in {summary['seconds']} s")
+
+
+def batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """(line of the first record, records) from an export file, its header checked."""
+    name = str(path)
+    with open(path, encoding="utf-8") as lines:
+        batch: list[dict[str, Any]] = []
+        first, size = 2, 0
+        for number, line in enumerate(lines, start=1):
+            try:
+                value = json.loads(line)
+            except ValueError as exc:
+                raise ValidationError("PATH", f"{name}:{number}: not a JSON object ({exc.msg})") from None
+            if number == 1:
+                if not isinstance(value, dict) or value.get(FORMAT) != VERSION:
+                    raise ValidationError("PATH", f"{name}:1: not a memtrove export (the first line must be "
+                                                  f"{json.dumps(HEADER)})")
+                continue
+            if not batch:
+                first = number
+            batch.append(value)
+            size += len(line)
+            if len(batch) >= BATCH_RECORDS or size >= BATCH_BYTES:
+                yield first, batch
+                batch, size = [], 0
+        if batch:
+            yield first, batch
+
+
+async def restore(client: Any, path: str, progress: Progress) -> tuple[dict[str, Any], str]:
+    started = time.perf_counter()
+    source = Path(path).expanduser()
+    if not source.is_file():
+        raise ValidationError("PATH", f"no such file: {path}")
+    try:
+        for first, records in batches(source):  # first only checked: a bad line leaves the store as it was
+            await call(client, "store_import", records=records, first_line=first, check=True)
+        added = unchanged = 0
+        for first, records in batches(source):
+            got = await call(client, "store_import", records=records, first_line=first)
+            added, unchanged = added + got["added"], unchanged + got["unchanged"]
+            progress.say(f"{added + unchanged} records read")
+    except ValidationError as exc:
+        raise ValidationError(exc.field, exc.message if exc.field == "PATH" else f"{source}: {exc.message}") from None
+    except UnicodeDecodeError as exc:
+        raise ValidationError("PATH", f"{source}: not UTF-8 text (byte {exc.start})") from None
+    summary = {"path": str(source), "added": added, "unchanged": unchanged,
+               "seconds": round(time.perf_counter() - started, 2)}
+    return summary, f"imported {source}: {added} added, {unchanged} already stored, in {summary['seconds']} s"
