@@ -1,0 +1,99 @@
+"""Export pages and imports on the in-memory fakes: the order and the cursor, the privacy written back
+as given, a record already there adding nothing, conflicts and bad fields refused with their line."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from domain.access.principal import Principal, RequestContext
+from domain.access.privacy import Privacy
+from domain.artifacts.ingest import IngestArtifact
+from domain.artifacts.input import IngestRequest
+from domain.errors import ValidationError
+from domain.history.usecases import AppendTurn, AppendTurnRequest
+from domain.memories.usecases import StoreMemory, StoreMemoryRequest
+from domain.model import ChunkSpec
+from domain.transfer.usecases import ExportPage, ImportRecords
+from plugins.chunkers.token_window import TokenWindowChunker
+from tests.conftest import catalog
+
+NOW = time.time()
+
+
+def tools(w, who: str = "local"):
+    me = RequestContext(Principal(who, clearance="sensitive"))
+    identity = lambda: me  # noqa: E731
+    memory = StoreMemory(w.embedder, w.store, w.split, w.tokenizer, identity=identity)
+    turn = AppendTurn(w.embedder, w.store, w.store, w.split, w.tokenizer, identity=identity)
+    ingest = IngestArtifact(w.embedder, w.store, w.store, catalog(TokenWindowChunker()), w.tokenizer,
+                            ChunkSpec(30, 5, 30), w.split, identity=identity)
+    return (memory, turn, ingest, ExportPage(w.store, w.store, identity, lambda: NOW),
+            ImportRecords(w.store, w.store, memory, turn, ingest, identity, lambda: NOW))
+
+
+def everything(export: ExportPage, limit: int = 2) -> list[dict]:
+    records, cursor = export(limit=limit)
+    while cursor:
+        page, cursor = export(cursor, limit)
+        records += page
+    return records
+
+
+def test_export_pages_in_order_and_import_gives_the_same_records(world, aworld) -> None:
+    memory, turn, ingest, export, _ = tools(world)
+    memory(StoreMemoryRequest("Pemberton is the quokka.", "fact", 0.9))
+    memory(StoreMemoryRequest("Freeze on Fridays.", "decision", 0.5, "ops",
+                              Privacy("sensitive", "custom", "custom", ["carol", "team:hr"], 30)))
+    for i in range(3):
+        turn(AppendTurnRequest("c1", "user", f"turn {i}", i, f"2026-01-0{i + 1}T00:00:00Z"))
+    ingest(IngestRequest("doc", "wiki", "valve " * 200, source_id="rb", ts="2026-02-01T00:00:00Z",
+                         labels={"tags": ["ops"], "category": "runbooks"}))
+    records = everything(export)
+    assert [r["kind"] for r in records] == ["memory", "memory", "turn", "turn", "turn", "artifact"]
+    assert records == everything(export, 100)  # pages change nothing
+    custom = records[0] if records[0]["type"] == "decision" else records[1]
+    assert (custom["visible_to"], custom["retention_days"], custom["sensitivity"]) == (["carol", "team:hr"], 30,
+                                                                                       "sensitive")
+    *_, export_b, restore_b = tools(aworld)
+    assert restore_b(records, check=True) == {"added": 6, "unchanged": 0}
+    assert everything(export_b) == []  # a check writes nothing
+    assert restore_b(records) == {"added": 6, "unchanged": 0}
+    assert everything(export_b) == records
+    assert restore_b(records) == {"added": 0, "unchanged": 6}
+
+
+def test_what_another_caller_sees_is_what_it_exports(world) -> None:
+    memory, *_ = tools(world)
+    memory(StoreMemoryRequest("Mine alone.", "fact", 1.0))
+    *_, alices, _ = tools(world, "alice")
+    assert everything(alices) == []
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"ts": "yesterday"}, "ts"), ({"kind": "fact"}, "kind"), ({"colour": "red"}, "colour"),
+    ({"id": "mem_123"}, "id"), ({"confidence": 3}, "confidence"), ({"visible_to": ["x"]}, "visible_to"),
+    ({"sensitivity": "highly_sensitive"}, "sensitivity"), ({"content": ""}, "content")])
+def test_a_bad_record_names_its_line_and_field_and_nothing_is_written(world, aworld, change, field) -> None:
+    memory, *_, export, _ = tools(world)
+    memory(StoreMemoryRequest("One.", "fact", 1.0))
+    memory(StoreMemoryRequest("Two.", "fact", 1.0))
+    records = everything(export)
+    *_, export_b, restore_b = tools(aworld)
+    with pytest.raises(ValidationError) as refused:
+        restore_b([records[0], {**records[1], **change}], first_line=7)
+    assert refused.value.field == field and refused.value.message.startswith("line 8: ")
+    assert everything(export_b) == []
+
+
+def test_other_content_under_an_id_or_a_turn_is_refused_not_overwritten(world) -> None:
+    memory, turn, _, export, restore = tools(world)
+    memory(StoreMemoryRequest("Original.", "fact", 1.0))
+    turn(AppendTurnRequest("c1", "user", "hello", 0, "2026-01-01T00:00:00Z"))
+    records = everything(export)
+    for n, record in enumerate(records):
+        with pytest.raises(ValidationError) as refused:
+            restore([{**record, "content": "Changed."}], first_line=2 + n)
+        assert refused.value.field == ("id", "turn_index")[n] and "other content" in refused.value.message
+    assert everything(export) == records
