@@ -59,8 +59,11 @@ def add_parsers(commands: Any) -> None:
     delete.add_argument("id")
     command("stats", "what the store holds, its size on disk, embedding profile and index backlog")
     exporting = command("export", "write what you stored to a file (memtrove's JSON Lines export format)")
-    exporting.add_argument("path", metavar="PATH", help="the file to write (replaced when the export completes)")
-    exporting.add_argument("--format", choices=("jsonl",), default="jsonl", help="jsonl (the only one so far)")
+    exporting.add_argument("path", metavar="PATH", help="the file to write (replaced when the export completes); "
+                                                        "with --format markdown, a new or empty folder")
+    exporting.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl",
+                           help="jsonl (default: what import reads) or markdown (one readable file per memory, "
+                                "conversation and artifact)")
     importing = command("import", "read a memtrove export file back in (what is stored already adds nothing)")
     importing.add_argument("path", metavar="PATH", help="a file written by memtrove export")
 
@@ -118,8 +121,9 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
             from entrypoints.console.progress import Progress
             from entrypoints.console.transfer import export, restore
 
-            return await (export if args.command == "export" else restore)(client, args.path,
-                                                                           Progress(quiet=args.json))
+            if args.command == "export":
+                return await export(client, args.path, Progress(quiet=args.json), args.format == "markdown")
+            return await restore(client, args.path, Progress(quiet=args.json))
         return await answer(client, "store_stats")
 
 

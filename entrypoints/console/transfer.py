@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,19 @@ BATCH_RECORDS = 200  # records a store_import call takes at most
 BATCH_BYTES = 4_000_000  # and at most this much JSON
 
 
-async def export(client: Any, path: str, progress: Progress) -> tuple[dict[str, Any], str]:
+async def pages(client: Any) -> AsyncIterator[list[dict[str, Any]]]:
+    cursor = None
+    while True:
+        page = await call(client, "store_export", cursor=cursor, limit=PAGE)
+        yield page["records"]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return
+
+
+async def export(client: Any, path: str, progress: Progress, markdown: bool = False) -> tuple[dict[str, Any], str]:
+    if markdown:
+        return await export_markdown(client, path)
     started, count, kinds = time.perf_counter(), 0, {}  # type: ignore[var-annotated]
     target = Path(path).expanduser().resolve()
     if target.is_dir():
@@ -37,17 +49,12 @@ async def export(client: Any, path: str, progress: Progress) -> tuple[dict[str, 
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             out.write(json.dumps(HEADER) + "\n")
-            cursor = None
-            while True:
-                page = await call(client, "store_export", cursor=cursor, limit=PAGE)
-                for record in page["records"]:
+            async for page in pages(client):
+                for record in page:
                     out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
                     kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
-                count += len(page["records"])
-                progress.say(f"{count} records written") if page.get("next_cursor") else None
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
+                count += len(page)
+                progress.say(f"{count} records written")
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -56,6 +63,22 @@ async def export(client: Any, path: str, progress: Progress) -> tuple[dict[str, 
                "seconds": round(time.perf_counter() - started, 2)}
     return summary, (f"exported {count} records ({', '.join(f'{n} {k}s' for k, n in kinds.items()) or 'nothing'}) "
                      f"to {target}: {summary['bytes']:,} bytes in {summary['seconds']} s")
+
+
+async def export_markdown(client: Any, path: str) -> tuple[dict[str, Any], str]:
+    """One readable file per memory, conversation and artifact under the folder ``path``: front matter
+    (the record's fields, JSON values) and the text. For reading and for other tools; ``import`` reads
+    the JSON Lines format."""
+    from entrypoints.console.markdown import MarkdownFolder
+
+    started = time.perf_counter()
+    folder = MarkdownFolder(Path(path).expanduser().resolve())
+    async for page in pages(client):
+        for record in page:
+            folder.add(record)
+    folder.close()
+    summary = {"path": str(folder.root), "files": folder.files, "seconds": round(time.perf_counter() - started, 2)}
+    return summary, f"exported {folder.files} Markdown files to {folder.root} in {summary['seconds']} s"
 
 
 def batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:

@@ -201,6 +201,13 @@ def test_export_import_round_trip_twice_and_a_bad_line(tmp_path: Path, data_dir:
     custom = next(json.loads(x) for x in lines if "freeze on" in x)
     assert custom["visible_to"] == ["carol"] and custom["retention_days"] == 400
 
+    readable = as_json(data_dir, env, "export", str(tmp_path / "md"), "--format", "markdown")
+    files = sorted(p.relative_to(tmp_path / "md").as_posix() for p in (tmp_path / "md").rglob("*.md"))
+    assert readable["files"] == len(files) == 6 and "conversations/ship.md" in files and "artifacts/wiki/rb.md" in files
+    thread = (tmp_path / "md" / "conversations" / "ship.md").read_text()
+    assert thread.index("Shall we ship on Friday?") < thread.index("Yes, after the freeze lifts.")
+    assert (tmp_path / "md" / "artifacts" / "wiki" / "rb.md").read_text().startswith('---\nkind: "artifact"\n')
+
     other = tmp_path / "other"
     try:
         assert as_json(other, env, "import", str(first))["added"] == 7
