@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from typing import Any
 
 import anyio
@@ -15,10 +17,12 @@ from config.settings import Settings
 from domain.errors import MemtroveError, ValidationError
 from domain.model import ARTIFACT_TYPES, MEMORY_TYPES
 from entrypoints.console.connection import answer, connected
+from entrypoints.console.importers import FORMATS as FOREIGN
 from entrypoints.fatal import say_fatal
 
 COMMANDS = ("ingest", "search", "list", "show", "delete", "stats", "export", "import")
 MODES = ("hybrid", "vector", "lexical")
+
 
 
 def add_parsers(commands: Any) -> None:
@@ -65,7 +69,13 @@ def add_parsers(commands: Any) -> None:
                            help="jsonl (default: what import reads) or markdown (one readable file per memory, "
                                 "conversation and artifact)")
     importing = command("import", "read a memtrove export file back in (what is stored already adds nothing)")
-    importing.add_argument("path", metavar="PATH", help="a file written by memtrove export")
+    importing.add_argument("path", metavar="PATH", help="a file written by memtrove export (or, with --from, "
+                                                        "another tool's file or folder)")
+    importing.add_argument("--from", dest="origin", choices=FOREIGN, default=None,
+                           help="another tool's format: reference (the MCP reference memory server's memory.jsonl "
+                                "or memory.json), mcp-memory-service (its SQLite database), markdown (a "
+                                "basic-memory or Obsidian folder), claude or chatgpt (conversations.json of "
+                                "their data exports)")
 
 
 def run_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -80,10 +90,14 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
             return 2
         say_fatal(exc.message)
         return 1
-    if args.json:
-        print(json.dumps(structured, indent=2, ensure_ascii=False))
-    elif text:
-        print(text)
+    try:
+        if args.json:
+            print(json.dumps(structured, indent=2, ensure_ascii=False))
+        elif text:
+            print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # memtrove list | head: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
@@ -123,7 +137,7 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
 
             if args.command == "export":
                 return await export(client, args.path, Progress(quiet=args.json), args.format == "markdown")
-            return await restore(client, args.path, Progress(quiet=args.json))
+            return await restore(client, args.path, Progress(quiet=args.json), args.origin)
         return await answer(client, "store_stats")
 
 

@@ -108,23 +108,51 @@ def batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
             yield first, batch
 
 
-async def restore(client: Any, path: str, progress: Progress) -> tuple[dict[str, Any], str]:
+def foreign_batches(fmt: str, path: Path, report: Any) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """(number of the first record, records) converted from another tool's file (importers.py)."""
+    from entrypoints.console.importers import read_foreign
+
+    batch: list[dict[str, Any]] = []
+    number = 0
+    for number, record in enumerate(read_foreign(fmt, path, report), start=1):
+        batch.append(record)
+        if len(batch) >= BATCH_RECORDS:
+            yield number - len(batch) + 1, batch
+            batch = []
+    if batch:
+        yield number - len(batch) + 1, batch
+
+
+async def restore(client: Any, path: str, progress: Progress, fmt: str | None = None) -> tuple[dict[str, Any], str]:
+    """Import an export file, or (``fmt``) another tool's file converted record by record."""
+    from entrypoints.console.importers import ImportFormatError, Report
+
     started = time.perf_counter()
     source = Path(path).expanduser()
-    if not source.is_file():
-        raise ValidationError("PATH", f"no such file: {path}")
+    if not (source.is_dir() if fmt == "markdown" else source.is_file()):
+        raise ValidationError("PATH", f"no such {'folder' if fmt == 'markdown' else 'file'}: {path}")
+    report = Report()
+    read = (lambda: batches(source)) if fmt is None else (lambda: foreign_batches(fmt, source, report))
+    where = "line" if fmt is None else "record"
     try:
-        for first, records in batches(source):  # first only checked: a bad line leaves the store as it was
+        for first, records in read():  # first only checked: a bad record leaves the store as it was
             await call(client, "store_import", records=records, first_line=first, check=True)
         added = unchanged = 0
-        for first, records in batches(source):
+        skipped, report.skipped = list(report.skipped), []
+        for first, records in read():
             got = await call(client, "store_import", records=records, first_line=first)
             added, unchanged = added + got["added"], unchanged + got["unchanged"]
             progress.say(f"{added + unchanged} records read")
     except ValidationError as exc:
-        raise ValidationError(exc.field, exc.message if exc.field == "PATH" else f"{source}: {exc.message}") from None
+        message = exc.message.replace("line ", f"{where} ", 1)
+        raise ValidationError(exc.field, message if exc.field == "PATH" else f"{source}: {message}") from None
+    except ImportFormatError as exc:
+        raise ValidationError(exc.field, str(exc)) from None
     except UnicodeDecodeError as exc:
         raise ValidationError("PATH", f"{source}: not UTF-8 text (byte {exc.start})") from None
-    summary = {"path": str(source), "added": added, "unchanged": unchanged,
+    summary = {"path": str(source), "format": fmt or "memtrove", "added": added, "unchanged": unchanged,
+               "skipped": [{"where": w, "why": why} for w, why in skipped],
                "seconds": round(time.perf_counter() - started, 2)}
-    return summary, f"imported {source}: {added} added, {unchanged} already stored, in {summary['seconds']} s"
+    lines = [f"imported {source}: {added} added, {unchanged} already stored, {len(skipped)} skipped, "
+             f"in {summary['seconds']} s", *(f"  skipped {w}: {why}" for w, why in skipped)]
+    return summary, "\n".join(lines)

@@ -232,3 +232,29 @@ def test_export_import_round_trip_twice_and_a_bad_line(tmp_path: Path, data_dir:
     finally:
         stop_owner(other)
         stop_owner(tmp_path / "fresh")
+
+
+def test_memory_from_other_tools_is_imported_once(tmp_path: Path, data_dir: Path, env: dict[str, str]) -> None:
+    import importlib.util
+
+    fixtures = Path(__file__).parents[1] / "fixtures" / "imports"
+    spec = importlib.util.spec_from_file_location("make_mcp_memory_service", fixtures / "make_mcp_memory_service.py")
+    assert spec is not None and spec.loader is not None
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    maker.build(tmp_path / "sqlite_vec.db")
+    sources = {"reference": fixtures / "memory.jsonl", "claude": fixtures / "claude" / "conversations.json",
+               "chatgpt": fixtures / "chatgpt" / "conversations.json", "markdown": fixtures / "vault",
+               "mcp-memory-service": tmp_path / "sqlite_vec.db"}
+    first = {name: as_json(data_dir, env, "import", "--from", name, str(path)) for name, path in sources.items()}
+    assert all(r["added"] > 0 and r["unchanged"] == 0 for r in first.values()), first
+    assert any("soft-deleted" in s["why"] for s in first["mcp-memory-service"]["skipped"])
+    again = as_json(data_dir, env, "import", "--from", "chatgpt", str(sources["chatgpt"]))
+    assert (again["added"], again["unchanged"]) == (0, first["chatgpt"]["added"])
+    stats = as_json(data_dir, env, "stats")
+    assert stats["memories"]["fact"] == first["reference"]["added"]
+    assert stats["turns"] == first["claude"]["added"] + first["chatgpt"]["added"]
+    assert stats["artifacts"]["by_source"] == {"markdown": first["markdown"]["added"],
+                                               "mcp-memory-service": first["mcp-memory-service"]["added"]}
+    wrong = cli(data_dir, env, "import", "--from", "claude", str(sources["reference"]), code=2)
+    assert f"{sources['reference']}:" in wrong.stderr
