@@ -216,6 +216,10 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
                        and (before is None or t.turn_index < before)), key=lambda t: t.turn_index)
         return rows[-limit:]
 
+    def turns_in_order(self, after: tuple[str, int] | None, limit: int) -> list[Turn]:
+        rows = sorted(self.turns.values(), key=lambda t: (t.conversation_id, t.turn_index))
+        return [t for t in rows if after is None or (t.conversation_id, t.turn_index) > after][:limit]
+
     def turn_hashes(self) -> dict[str, str]:
         return {t.id: t.content_hash for t in self.turns.values()}
 

@@ -58,7 +58,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
     def find_artifacts(self, where: Mapping[str, str], rule: Filter | None, limit: int,
                        before: tuple[float, str] | None = None) -> list[Artifact]:
         found = [a for a in self._visible_artifacts(rule)
-                 if all(not where.get(k) or getattr(a, k) == where[k] for k in ("source_system", "artifact_type"))
+                 if all(not where.get(k) or getattr(a, k) == where[k] for k in ("source_system", "artifact_type", "owner"))
                  and (a.source_id or "").startswith(where.get("source_id_prefix") or "")
                  and (before is None or (epoch(a.ts), a.id) < before)]
         found.sort(key=lambda a: (epoch(a.ts), a.id), reverse=True)

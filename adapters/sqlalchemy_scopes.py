@@ -99,7 +99,7 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
                        before: tuple[float, str] | None = None) -> list[Artifact]:
         a = artifacts.c
         query = select(artifacts).where(a.status == COMMITTED, *_rule_conditions(rule, self._engine.dialect.name))
-        for name in ("source_system", "artifact_type"):
+        for name in ("source_system", "artifact_type", "owner"):
             if where.get(name):
                 query = query.where(a[name] == where[name])
         if where.get("source_id_prefix"):

@@ -117,6 +117,14 @@ class SqlTurns:
         with self._read() as conn:  # type: ignore[attr-defined]
             return [_turn(row) for row in reversed(conn.execute(query).mappings().all())]
 
+    def turns_in_order(self, after: tuple[str, int] | None, limit: int) -> list[Turn]:
+        query = select(turns).order_by(turns.c.conversation_id, turns.c.turn_index).limit(limit)
+        if after is not None:
+            query = query.where((turns.c.conversation_id > after[0])
+                                | ((turns.c.conversation_id == after[0]) & (turns.c.turn_index > after[1])))
+        with self._read() as conn:  # type: ignore[attr-defined]
+            return [_turn(row) for row in conn.execute(query).mappings()]
+
     def turn_hashes(self) -> dict[str, str]:
         with self._read() as conn:  # type: ignore[attr-defined]
             return dict(conn.execute(select(turns.c.id, turns.c.content_hash)).tuples().all())

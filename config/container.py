@@ -262,7 +262,8 @@ class UseCases(containers.DeclarativeContainer):
     context_pack = providers.Factory(ContextPack, read=read_canonical, search=passage_search)
     restore = providers.Factory(Restore, documents=adapters.store, search=project_search, tokenizer=adapters.tokenizer)
     # Export and import (the console's): pages of records the caller may see; records written back as theirs.
-    export_page = providers.Factory(ExportPage, store=adapters.store, scopes=adapters.store, identity=identity)
+    export_page = providers.Factory(ExportPage, store=adapters.store, scopes=adapters.store,
+                                    policies=plugins.privacy_policies, identity=identity)
     import_records = providers.Factory(ImportRecords, store=adapters.store, scopes=adapters.store,
                                        store_memory=store_memory, append_turn=append_turn, ingest=ingest_artifact,
                                        identity=identity)

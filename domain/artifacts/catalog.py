@@ -3,6 +3,7 @@ only what the caller may see (the access rule is part of the query, not a filter
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,20 +38,26 @@ class ListArtifacts:
     now: Callable[[], float] = time.time
 
     def __call__(self, source_system: object = None, artifact_type: object = None, source_id_prefix: object = None,
-                 limit: object = 50, cursor: object = None) -> Page[Artifact]:
+                 limit: object = 50, cursor: object = None, mine: object = False) -> Page[Artifact]:
         where = {"source_system": optional_text("source_system", source_system),
                  "source_id_prefix": optional_text("source_id_prefix", source_id_prefix),
                  "artifact_type": None if artifact_type is None else require_choice("artifact_type", artifact_type,
                                                                                       ARTIFACT_TYPES)}
+        if not isinstance(mine, bool):
+            raise ValidationError("mine", "mine must be true or false")
         count = require_int("limit", limit, 1, 500)
-        kind = "artifacts:" + "|".join(v or "" for v in where.values())
+        context = self.identity()
+        if mine:
+            where["owner"] = context.principal.user_id
+        # The cursor names its listing by a digest of the filters: a long folder path stays a short cursor.
+        kind = "artifacts:" + hashlib.sha256("\x1f".join(v or "" for v in where.values()).encode()).hexdigest()[:16]
         position = decode_cursor(cursor, kind)
         before = None
         if position is not None:
             if len(position) != 2 or not isinstance(position[0], (int, float)) or not isinstance(position[1], str):
                 raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
             before = (float(position[0]), position[1])
-        rule = access_filter(self.identity(), self.now())
+        rule = access_filter(context, self.now())
         found = self.scopes.find_artifacts({k: v for k, v in where.items() if v}, rule, count + 1, before)
         last = found[count - 1] if len(found) > count else None
         next_cursor = encode_cursor(kind, [epoch(last.ts), last.id]) if last else None

@@ -79,8 +79,8 @@ class ArtifactScopes(Protocol):
     def find_artifacts(self, where: Mapping[str, str], rule: Filter | None, limit: int,
                        before: tuple[float, str] | None = None) -> list[Artifact]:
         """Committed artifacts, newest first (time, then id, both descending), at most ``limit``.
-        ``where`` may name ``source_system``, ``artifact_type`` (equal) and ``source_id_prefix`` (the
-        source id starts with it); ``rule`` (access_filter's shape) keeps only what it lets through;
+        ``where`` may name ``source_system``, ``artifact_type``, ``owner`` (equal) and ``source_id_prefix``
+        (the source id starts with it); ``rule`` (access_filter's shape) keeps only what it lets through;
         ``before`` (ts epoch, id): only those after that position in the order."""
         ...
 

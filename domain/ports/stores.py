@@ -65,6 +65,11 @@ class MetadataStore(Protocol):
         """The last ``limit`` turns (with turn_index below ``before``), oldest first."""
         ...
 
+    def turns_in_order(self, after: tuple[str, int] | None, limit: int) -> list[Turn]:
+        """Every conversation's turns by (conversation id, turn index), those after ``after``, at most
+        ``limit`` (an export's pages)."""
+        ...
+
     def turn_hashes(self) -> dict[str, str]:
         """Every turn id with its content hash."""
         ...

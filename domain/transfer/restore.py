@@ -10,7 +10,9 @@ from domain.access.privacy import Privacy
 from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.input import IngestRequest, validate
 from domain.chunking import content_hash
+from domain.access.rules import expiry
 from domain.documents.model import SOURCE as DOCUMENTS
+from domain.sessions.scope import SOURCE as SESSIONS
 from domain.errors import ValidationError
 from domain.history.usecases import MAX_TURN_INDEX, AppendTurn, AppendTurnRequest
 from domain.ids import MEMORY_ID, artifact_id
@@ -21,6 +23,7 @@ from domain.transfer.records import KINDS
 from domain.validation import epoch, parse_timestamp, require_choice, require_id, require_int, require_text
 
 PRIVACY = ("sensitivity", "visibility_scope", "retention_policy", "visible_to", "retention_days")
+ACCESS = ("acl", "sensitivity", "visibility_scope", "retention_policy", "expires_epoch")  # as stored
 FIELDS = {
     "memory": {"kind", "id", "type", "confidence", "ts", "conversation_id", "content", *PRIVACY},
     "turn": {"kind", "conversation_id", "turn_index", "role", "ts", "content", *PRIVACY},
@@ -31,7 +34,12 @@ FIELDS = {
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    write: Callable[[], bool] | None  # None: already stored as it is; else the write (True: something added)
+    write: Callable[[], bool] | None  # None: nothing to write; else the write (True: something added)
+    status: str = "new"  # "new", "unchanged" (stored as it is) or "expired" (its retention ran out: left out)
+
+
+def same(stored: Any, wanted: Any, names: tuple[str, ...]) -> bool:
+    return all(getattr(stored, n) == getattr(wanted, n) for n in names)
 
 
 def privacy(record: dict[str, Any]) -> Privacy:
@@ -76,16 +84,23 @@ class Restorer:
             raise ValidationError(exc.field, f"line {line}: {exc.message} (field {exc.field}): nothing was "
                                              "imported") from None
 
+    def _expired(self, record: dict[str, Any], ts: str) -> bool:
+        """Whether the record's retention ran out since it was written (left out, not refused)."""
+        policy = privacy(record).checked()["retention_policy"]
+        return expiry(policy, epoch(ts), record.get("retention_days")) <= self.now
+
     def _memory(self, record: dict[str, Any]) -> Step:
         memory_id = require_id("id", record.get("id"), "mem_", MEMORY_ID, "32 hex characters")
         ts = parse_timestamp("ts", record.get("ts"))
+        if self._expired(record, ts):
+            return Step(None, "expired")
         request = StoreMemoryRequest(record.get("content"), record.get("type"), record.get("confidence"),  # type: ignore[arg-type]
                                      record.get("conversation_id"), privacy(record))
         memory = self.store_memory.write(request, memory_id, ts, check_only=True)
         existing = self.store.get_memories([memory_id]).get(memory_id)
         if existing is not None:
-            if existing.owner == memory.owner and existing.content == memory.content:
-                return Step(None)
+            if same(existing, memory, ("owner", "content", "type", "confidence", "ts", "conversation_id", *ACCESS)):
+                return Step(None, "unchanged")
             raise ValidationError("id", f"memory {memory_id} is already stored with other content or by another")
         return Step(lambda: bool(self.store_memory.write(request, memory_id, ts)))
 
@@ -95,13 +110,15 @@ class Restorer:
         role = require_choice("role", record.get("role"), ROLES)
         content = require_text("content", record.get("content"), 50_000)
         ts = parse_timestamp("ts", record.get("ts"))
+        if self._expired(record, ts):
+            return Step(None, "expired")
         rights = privacy(record)
-        rights.written(self.context, epoch(ts), self.now)
+        access = rights.written(self.context, epoch(ts), self.now)
         mine = self.context.principal.user_id
         existing = self.store.get_turn(conversation, index)
-        if existing is not None and existing.owner == mine and existing.content_hash == content_hash(content) \
-                and existing.role == role and existing.ts == ts:
-            return Step(None)
+        if existing is not None and existing.content_hash == content_hash(content) and existing.role == role \
+                and existing.ts == ts and all(getattr(existing, k) == access[k] for k in ("owner", *ACCESS)):
+            return Step(None, "unchanged")
         if existing is not None:
             raise ValidationError("turn_index", f"turn {index} of conversation {conversation!r} is already stored "
                                                 "with other content or by another")
@@ -123,16 +140,23 @@ class Restorer:
             participants=record.get("participants"), ts=parse_timestamp("ts", record.get("ts")),
             sensitivity=record.get("sensitivity", "normal"), visibility_scope=record.get("visibility_scope", "me"),
             retention_policy=record.get("retention_policy", "forever"), chunker=record.get("chunker"),
-            labels=labels_of(record.get("labels")), keep_whole=not chunked, visible_to=record.get("visible_to"),
+            labels=labels_of(record.get("labels")), visible_to=record.get("visible_to"),
+            # Kept whole as it was only where its toolset keeps it whole (the sessions' unchunked kinds):
+            # elsewhere "not chunked" only means short enough for the model that stored it.
+            keep_whole=not chunked and record.get("source_system") == SESSIONS,
             retention_days=record.get("retention_days"))
         fields = validate(request)
-        privacy(record).written(self.context, epoch(fields["ts"]), self.now)
+        if self._expired(record, fields["ts"]):
+            return Step(None, "expired")
+        access = privacy(record).written(self.context, epoch(fields["ts"]), self.now)
         digest = content_hash(fields["content"])
         art_id = artifact_id(fields["source_system"], fields["source_id"], digest, self.context.principal.user_id)
         existing = self.store.get_artifact(art_id)
         if existing is not None:
-            if existing.content_hash == digest:
-                return Step(None)
+            if existing.content_hash == digest and existing.ts == fields["ts"] and existing.labels == fields["labels"] \
+                    and existing.artifact_type == fields["artifact_type"] \
+                    and all(getattr(existing, k) == access[k] for k in ("owner", *ACCESS)):
+                return Step(None, "unchanged")
             raise ValidationError("content", f"artifact {art_id} ({fields['source_system']}:{fields['source_id']}) "
-                                             "is already stored with other content")
+                                             "is already stored with other content or privacy")
         return Step(lambda: self.ingest(request).status != "unchanged")

@@ -1,6 +1,6 @@
 """Export and import: what a caller stored, page by page out of the store, and back in.
 
-``ExportPage`` reads the records the caller may see in the export order (domain/transfer/records.py),
+``ExportPage`` reads the caller's own records (those it wrote) in the export order (domain/transfer/records.py),
 one page a call, a cursor naming where the next starts: so an export of any size streams. Project
 documents (spec 004) are not exported yet: their artifacts are views of document items with their own
 versions (source system ``documents``), left out rather than exported as plain artifacts.
@@ -9,13 +9,14 @@ versions (source system ``documents``), left out rather than exported as plain a
 naming the line and the field of the first bad one; else it writes each as its writer's, the caller
 (a record's time, privacy and, for a memory, id kept): a memory with its id, a turn at its place, an
 artifact cut again by its chunker. A record already there as it is adds nothing (import a file
-twice: nothing new); one there with other content is refused, never overwritten.
+twice: nothing new); one there with other content or privacy is refused, never overwritten; one whose
+retention ran out since it was written is left out (counted as expired).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +27,11 @@ from domain.artifacts.usecases import read_whole, reconstruct
 from domain.documents.model import SOURCE as DOCUMENTS
 from domain.errors import ValidationError
 from domain.history.usecases import AppendTurn
-from domain.memories.usecases import StoreMemory
-from domain.model import RequestContext
+from domain.common import apply_policies
+from domain.memories.usecases import StoreMemory, memory_hit
+from domain.model import Hit, RequestContext
 from domain.paging import decode_cursor, encode_cursor
-from domain.ports import ArtifactScopes, MetadataStore
+from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
 from domain.transfer.records import KINDS, artifact_record, memory_record, turn_record
 from domain.transfer.restore import Restorer
 from domain.validation import epoch, require_int
@@ -39,8 +41,12 @@ CURSOR = "export"
 
 @dataclass(frozen=True, slots=True)
 class ExportPage:
+    """The caller's own records (those it wrote: an item another shares with it is its writer's to
+    export), privacy policies applied as on every read."""
+
     store: MetadataStore
     scopes: ArtifactScopes
+    policies: Sequence[PrivacyPolicy] = ()
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
 
@@ -59,35 +65,44 @@ class ExportPage:
                 kind += 1
         return records, encode_cursor(CURSOR, [kind, after]) if kind < len(KINDS) else None
 
+    def _mine(self, item: Any, context: RequestContext, now: float) -> bool:
+        return item.owner == context.principal.user_id and visible(access_fields(item), context, now)
+
+    def _allowed(self, hits: list[Hit], context: RequestContext) -> set[str]:
+        return {h.id for h in apply_policies(self.policies, hits, context)}
+
     def _memories(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
         before = tuple(after) if after else None
-        found: list[dict[str, Any]] = []
-        while len(found) < count:
+        while True:
             batch = self.store.list_memories(None, count, before)  # type: ignore[arg-type]
-            for m in batch:
-                before = (m.ts, m.id)
-                if visible(access_fields(m), context, now):
-                    found.append(memory_record(m))
+            mine = [m for m in batch if self._mine(m, context, now)]
+            allowed = self._allowed([memory_hit(m, None) for m in mine], context)
+            found = [memory_record(m) for m in mine if m.id in allowed]
             if len(batch) < count:
                 return found, None
-        return found, list(before) if before else None
+            before = (batch[-1].ts, batch[-1].id)
+            if found:
+                return found, list(before)
 
     def _turns(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
-        def place(turn_id: str) -> tuple[str, int]:
-            conversation, _, index = turn_id.rpartition("_turn_")
-            return conversation, int(index)
-
-        order = sorted(place(t) for t in self.store.turn_hashes())
-        start = 0 if after is None else next((i for i, p in enumerate(order) if p > tuple(after)), len(order))
-        chosen = order[start:start + count]
-        turns = self.store.get_turns([f"{c}_turn_{i}" for c, i in chosen])
-        found = [turn_record(t) for t in sorted(turns.values(), key=lambda t: (t.conversation_id, t.turn_index))
-                 if visible(access_fields(t), context, now)]
-        return found, (list(chosen[-1]) if start + count < len(order) else None)
+        position = (str(after[0]), int(after[1])) if after else None
+        while True:
+            batch = self.store.turns_in_order(position, count)
+            mine = [t for t in batch if self._mine(t, context, now)]
+            allowed = self._allowed([Hit(id=t.id, type="history", score=0.0, content=t.content,
+                                         fields={"conversation_id": t.conversation_id, "role": t.role})
+                                     for t in mine], context)
+            found = [turn_record(t) for t in mine if t.id in allowed]
+            if len(batch) < count:
+                return found, None
+            position = (batch[-1].conversation_id, batch[-1].turn_index)
+            if found:
+                return found, list(position)
 
     def _artifacts(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
-        listed = self.scopes.find_artifacts({}, access_filter(context, now), count + 1,
-                                            (float(after[0]), str(after[1])) if after else None)
+        rule = access_filter(context, now)
+        before = (float(after[0]), str(after[1])) if after else None
+        listed = self.scopes.find_artifacts({"owner": context.principal.user_id}, rule, count + 1, before)
         found = []
         for a in listed[:count]:
             if a.source_system == DOCUMENTS:
@@ -118,18 +133,12 @@ class ImportRecords:
         restorer = Restorer(self.store, self.scopes, self.store_memory, self.append_turn, self.ingest,
                             self.identity(), self.now())
         planned = [restorer.plan(record, line + n) for n, record in enumerate(records)]
-        counts = {"added": 0, "unchanged": 0}
-        if check:
-            counts["added"] = sum(1 for p in planned if p.write is not None)
-            counts["unchanged"] = len(planned) - counts["added"]
-            return counts
+        counts = {"added": 0, "unchanged": 0, "expired": 0}
         for step in planned:
-            if step.write is None:
-                counts["unchanged"] += 1
+            if step.write is None or check:
+                counts["added" if step.status == "new" else step.status] += 1
             else:
                 counts["added" if step.write() else "unchanged"] += 1
         return counts
 
 
-def tally(results: Sequence[Mapping[str, int]]) -> dict[str, int]:
-    return {k: sum(r.get(k, 0) for r in results) for k in ("added", "unchanged")}

@@ -135,9 +135,12 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
             from entrypoints.console.progress import Progress
             from entrypoints.console.transfer import export, restore
 
-            if args.command == "export":
-                return await export(client, args.path, Progress(quiet=args.json), args.format == "markdown")
-            return await restore(client, args.path, Progress(quiet=args.json), args.origin)
+            try:
+                if args.command == "export":
+                    return await export(client, args.path, Progress(quiet=args.json), args.format == "markdown")
+                return await restore(client, args.path, Progress(quiet=args.json), args.origin)
+            except OSError as exc:  # a folder missing, no permission, a full disk
+                raise ValidationError("PATH", f"{exc.filename or args.path}: {exc.strerror or exc}") from None
         return await answer(client, "store_stats")
 
 

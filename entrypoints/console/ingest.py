@@ -69,12 +69,12 @@ def roots_of(paths: Sequence[str]) -> list[Path]:
 
 
 async def stored(client: Any, source_system: str, prefix: str) -> dict[str, dict[str, Any]]:
-    """What the store holds under ``prefix`` for this source system: source id -> its listing."""
+    """What the caller stored under ``prefix`` for this source system: source id -> its listing."""
     known: dict[str, dict[str, Any]] = {}
     cursor = None
     while True:
         page = await call(client, "artifact_list", source_system=source_system, source_id_prefix=prefix, limit=500,
-                          cursor=cursor)
+                          cursor=cursor, mine=True)
         known.update({a["source_id"]: a for a in page["results"] if a.get("source_id")})
         cursor = page.get("next_cursor")
         if not cursor:
@@ -110,7 +110,11 @@ async def ingest(client: Any, paths: Sequence[str], artifact_type: str, source_s
         present = {f.resolve().as_posix() for f in files}
         for source_id, listed in sorted(known.items()):
             if source_id not in present and not Path(source_id).exists():
-                await call(client, "artifact_delete", artifact_id=listed["artifact_id"])
+                try:
+                    await call(client, "artifact_delete", artifact_id=listed["artifact_id"])
+                except (CommandFailed, ValidationError) as exc:
+                    summary.failed.append((source_id, f"not removed: {exc.message}"))
+                    continue
                 summary.removed.append(source_id)
                 progress.say(f"removed {source_id} (its file is gone)")
     summary.seconds = time.perf_counter() - started
@@ -128,7 +132,11 @@ async def _one(client: Any, found: Found, known: dict[str, dict[str, Any]], arti
     if listed and listed.get("content_hash") == content_hash(found.text) and listed.get("artifact_type") == artifact_type:
         summary.statuses["unchanged"] += 1
         return "unchanged", 0
-    mtime = datetime.fromtimestamp(found.path.stat().st_mtime, timezone.utc)
+    try:
+        mtime = datetime.fromtimestamp(found.path.stat().st_mtime, timezone.utc)
+    except OSError as exc:  # gone or unreadable since it was read
+        summary.skipped.append((source_id, f"unreadable: {exc.strerror or exc}"))
+        return "skipped: unreadable", 0
     try:
         got = await call(client, "artifact_ingest", artifact_type=artifact_type, source_system=source_system,
                          content=found.text, source_id=source_id, title=found.path.name[:500], ts=format_ts(mtime))

@@ -53,6 +53,8 @@ class MarkdownFolder:
         if self._conversation is None or self._conversation[0] != conversation:
             self.close()
             path = self.root / "conversations" / f"{safe_name(conversation)}.md"
+            if path.exists():  # two ids one file name on a case-insensitive file system: both kept
+                path = path.with_name(f"{path.stem}-{hashlib.sha256(conversation.encode()).hexdigest()[:8]}.md")
             path.parent.mkdir(parents=True, exist_ok=True)
             out = open(path, "w", encoding="utf-8", newline="\n")
             out.write(front_matter({"kind": "conversation", "conversation_id": conversation}))

@@ -10,6 +10,7 @@ failing) is completed by running it again (what is stored already adds nothing).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -123,6 +124,30 @@ def foreign_batches(fmt: str, path: Path, report: Any) -> Iterator[tuple[int, li
         yield number - len(batch) + 1, batch
 
 
+def identity_of(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What names a record in a store: a memory's id, a turn's place, an artifact's source (else its text)."""
+    kind = record.get("kind")
+    if kind == "memory":
+        return kind, record.get("id")
+    if kind == "turn":
+        return kind, record.get("conversation_id"), record.get("turn_index")
+    source = record.get("source_id") or hashlib.sha256(str(record.get("content")).encode()).hexdigest()
+    return kind, record.get("source_system"), source
+
+
+def repeated(seen: dict[tuple[Any, ...], tuple[str, int]], records: list[dict[str, Any]], first: int,
+             where: str) -> None:
+    """Refuse a record naming what an earlier one of the same file names, with other content (the same
+    record twice is fine: the second adds nothing)."""
+    for n, record in enumerate(records):
+        key = identity_of(record) if isinstance(record, dict) else ("?", first + n)
+        digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
+        earlier = seen.setdefault(key, (digest, first + n))
+        if earlier[0] != digest:
+            raise ValidationError("record", f"{where} {first + n}: names the same {key[0]} as {where} {earlier[1]} "
+                                            "with other content: nothing was imported")
+
+
 async def restore(client: Any, path: str, progress: Progress, fmt: str | None = None) -> tuple[dict[str, Any], str]:
     """Import an export file, or (``fmt``) another tool's file converted record by record."""
     from entrypoints.console.importers import ImportFormatError, Report
@@ -134,25 +159,33 @@ async def restore(client: Any, path: str, progress: Progress, fmt: str | None = 
     report = Report()
     read = (lambda: batches(source)) if fmt is None else (lambda: foreign_batches(fmt, source, report))
     where = "line" if fmt is None else "record"
+    added = unchanged = expired = 0
     try:
+        seen: dict[tuple[Any, ...], tuple[str, int]] = {}
         for first, records in read():  # first only checked: a bad record leaves the store as it was
+            repeated(seen, records, first, where)
             await call(client, "store_import", records=records, first_line=first, check=True)
-        added = unchanged = 0
+        seen.clear()
         skipped, report.skipped = list(report.skipped), []
         for first, records in read():
             got = await call(client, "store_import", records=records, first_line=first)
-            added, unchanged = added + got["added"], unchanged + got["unchanged"]
-            progress.say(f"{added + unchanged} records read")
+            added, unchanged, expired = added + got["added"], unchanged + got["unchanged"], expired + got["expired"]
+            progress.say(f"{added + unchanged + expired} records read")
     except ValidationError as exc:
         message = exc.message.replace("line ", f"{where} ", 1)
+        if added:  # the store changed since the check (another writer): say what is in, and how to finish
+            message = message.replace("nothing was imported", f"{added} records were imported before it; run the "
+                                                              "import again once this is mended to complete it")
         raise ValidationError(exc.field, message if exc.field == "PATH" else f"{source}: {message}") from None
     except ImportFormatError as exc:
         raise ValidationError(exc.field, str(exc)) from None
     except UnicodeDecodeError as exc:
         raise ValidationError("PATH", f"{source}: not UTF-8 text (byte {exc.start})") from None
     summary = {"path": str(source), "format": fmt or "memtrove", "added": added, "unchanged": unchanged,
+               "expired": expired,
                "skipped": [{"where": w, "why": why} for w, why in skipped],
                "seconds": round(time.perf_counter() - started, 2)}
-    lines = [f"imported {source}: {added} added, {unchanged} already stored, {len(skipped)} skipped, "
+    lines = [f"imported {source}: {added} added, {unchanged} already stored, {expired} expired (left out), "
+             f"{len(skipped)} skipped, "
              f"in {summary['seconds']} s", *(f"  skipped {w}: {why}" for w, why in skipped)]
     return summary, "\n".join(lines)

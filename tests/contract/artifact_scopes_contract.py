@@ -367,6 +367,8 @@ class ArtifactScopesContract:
                            entry("appended"))
         bob = access_filter(RequestContext(Principal("bob", teams=("eng",), clearance="sensitive")), 1000.0)
         assert ids(store.find_artifacts({}, bob, 10)) == ["art_1"]
+        assert store.find_artifacts({"owner": "bob"}, bob, 10) == []  # what bob sees is alice's
+        assert ids(store.find_artifacts({"owner": "alice"}, None, 10)) == ["art_3", "art_2", "art_1"]
         assert store.tallies(bob) == {
             "memories": {"decision": 1, "fact": 1}, "turns": 2, "conversations": 1, "chunks": 2,
             "artifacts": {"by_type": {"note": 1}, "by_source": {"sessions": 1}},

@@ -89,6 +89,15 @@ class MetadataStoreContract:
         assert store.recent_turns("nobody", 5) == []
         assert set(store.get_turns(["c1_turn_1", "c2_turn_0", "x"])) == {"c1_turn_1", "c2_turn_0"}
 
+    def test_turns_in_order_page_by_conversation_then_index(self, store: MetadataStore) -> None:
+        for conv, i in (("c2", 0), ("c1", 10), ("c1", 2), ("c10", 0), ("c1", 0)):
+            store.put_turn(turn(conv, i), entry("appended", f"{conv}_turn_{i}"))
+        places = [(t.conversation_id, t.turn_index) for t in store.turns_in_order(None, 10)]
+        assert places == [("c1", 0), ("c1", 2), ("c1", 10), ("c10", 0), ("c2", 0)]  # index as a number
+        assert [(t.conversation_id, t.turn_index) for t in store.turns_in_order(("c1", 2), 2)] == [("c1", 10),
+                                                                                                  ("c10", 0)]
+        assert store.turns_in_order(("c2", 0), 10) == []
+
     def test_expired_memories_and_turns_are_listed_soonest_first(self, store: MetadataStore) -> None:
         store.add_memory(dataclasses.replace(memory("mem_a"), expires_epoch=200.0), entry("store", "mem_a"))
         store.add_memory(dataclasses.replace(memory("mem_b"), expires_epoch=100.0), entry("store", "mem_b"))

@@ -227,6 +227,11 @@ def test_export_import_round_trip_twice_and_a_bad_line(tmp_path: Path, data_dir:
         refused = cli(fresh, env, "import", str(bad), code=2)
         assert f"{bad}: line 6:" in refused.stderr and "(field ts)" in refused.stderr, refused.stderr
         assert as_json(fresh, env, "stats")["chunks"] == 0 and as_json(fresh, env, "list")["count"] == 0
+        twice = [broken[0], {**broken[0], "content": "Another text under the same id."}]
+        bad.write_text("\n".join([lines[0], *(json.dumps(r) for r in twice)]) + "\n")
+        clash = cli(fresh, env, "import", str(bad), code=2)
+        assert "line 3: names the same memory as line 2 with other content" in clash.stderr, clash.stderr
+        assert as_json(fresh, env, "list")["count"] == 0
         bad.write_text("not json\n")
         assert f"{bad}:1: not a JSON object" in cli(fresh, env, "import", str(bad), code=2).stderr
     finally:

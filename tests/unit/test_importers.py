@@ -477,9 +477,9 @@ def test_every_record_is_taken_by_memtroves_import_and_a_second_import_adds_noth
     for record in records:
         within_limits(record)
     restore = importer(world)
-    assert restore(records, check=True) == {"added": len(records), "unchanged": 0}
-    assert restore(records) == {"added": len(records), "unchanged": 0}
-    assert restore(read(fmt, every_format(tmp_path / "again")[fmt])[0]) == {"added": 0, "unchanged": len(records)}
+    assert restore(records, check=True) == {"added": len(records), "unchanged": 0, "expired": 0}
+    assert restore(records) == {"added": len(records), "unchanged": 0, "expired": 0}
+    assert restore(read(fmt, every_format(tmp_path / "again")[fmt])[0]) == {"added": 0, "unchanged": len(records), "expired": 0}
 
 
 def test_an_unknown_format_or_a_missing_path_is_refused(tmp_path) -> None:

@@ -29,7 +29,7 @@ def tools(w, who: str = "local"):
     turn = AppendTurn(w.embedder, w.store, w.store, w.split, w.tokenizer, identity=identity)
     ingest = IngestArtifact(w.embedder, w.store, w.store, catalog(TokenWindowChunker()), w.tokenizer,
                             ChunkSpec(30, 5, 30), w.split, identity=identity)
-    return (memory, turn, ingest, ExportPage(w.store, w.store, identity, lambda: NOW),
+    return (memory, turn, ingest, ExportPage(w.store, w.store, identity=identity, now=lambda: NOW),
             ImportRecords(w.store, w.store, memory, turn, ingest, identity, lambda: NOW))
 
 
@@ -57,11 +57,11 @@ def test_export_pages_in_order_and_import_gives_the_same_records(world, aworld) 
     assert (custom["visible_to"], custom["retention_days"], custom["sensitivity"]) == (["carol", "team:hr"], 30,
                                                                                        "sensitive")
     *_, export_b, restore_b = tools(aworld)
-    assert restore_b(records, check=True) == {"added": 6, "unchanged": 0}
+    assert restore_b(records, check=True) == {"added": 6, "unchanged": 0, "expired": 0}
     assert everything(export_b) == []  # a check writes nothing
-    assert restore_b(records) == {"added": 6, "unchanged": 0}
+    assert restore_b(records) == {"added": 6, "unchanged": 0, "expired": 0}
     assert everything(export_b) == records
-    assert restore_b(records) == {"added": 0, "unchanged": 6}
+    assert restore_b(records) == {"added": 0, "unchanged": 6, "expired": 0}
 
 
 def test_what_another_caller_sees_is_what_it_exports(world) -> None:
@@ -97,3 +97,42 @@ def test_other_content_under_an_id_or_a_turn_is_refused_not_overwritten(world) -
             restore([{**record, "content": "Changed."}], first_line=2 + n)
         assert refused.value.field == ("id", "turn_index")[n] and "other content" in refused.value.message
     assert everything(export) == records
+
+
+def test_only_what_the_caller_wrote_is_exported_and_policies_apply(world) -> None:
+    *_, bobs_export, _ = tools(world, "bob")
+    bob_memory, *_ = tools(world, "bob")
+    bob_memory(StoreMemoryRequest("Bob shares this with his team.", "fact", 1.0, None, Privacy("normal", "team")))
+    team_reader = RequestContext(Principal("alice", teams=()))
+    assert everything(ExportPage(world.store, world.store, identity=lambda: team_reader, now=lambda: NOW)) == []
+    assert [r["content"] for r in everything(bobs_export)] == ["Bob shares this with his team."]
+
+    class Withhold:
+        name = "withhold-facts"
+
+        def filter_hits(self, hits, context):
+            return [h for h in hits if h.type != "memory"]
+
+    withheld = ExportPage(world.store, world.store, [Withhold()], identity=bobs_export.identity, now=lambda: NOW)
+    assert everything(withheld) == []
+
+
+def test_a_record_whose_retention_ran_out_is_left_out_not_refused(world, aworld) -> None:
+    memory, *_, export, _ = tools(world)
+    memory(StoreMemoryRequest("Kept.", "fact", 1.0))
+    records = everything(export)
+    old = {**records[0], "id": "mem_" + "a" * 32, "ts": "2020-01-01T00:00:00Z", "retention_policy": "1y"}
+    *_, export_b, restore_b = tools(aworld)
+    assert restore_b([old, records[0]], check=True) == {"added": 1, "unchanged": 0, "expired": 1}
+    assert restore_b([old, records[0]]) == {"added": 1, "unchanged": 0, "expired": 1}
+    assert [r["content"] for r in everything(export_b)] == ["Kept."]
+
+
+def test_the_same_content_with_other_privacy_is_a_conflict(world) -> None:
+    memory, *_, export, restore = tools(world)
+    memory(StoreMemoryRequest("Private note.", "fact", 1.0))
+    record = everything(export)[0]
+    with pytest.raises(ValidationError) as refused:
+        restore([{**record, "sensitivity": "sensitive"}])
+    assert refused.value.field == "id"
+    assert restore([record]) == {"added": 0, "unchanged": 1, "expired": 0}

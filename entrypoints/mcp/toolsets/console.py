@@ -34,7 +34,7 @@ def listed(a: Artifact) -> dict[str, Any]:
     return {"artifact_id": a.id, "version": a.version, "artifact_type": a.artifact_type,
             "source_system": a.source_system, "source_id": a.source_id, "title": a.title, "ts": a.ts,
             "ingested_at": a.ingested_at, "content_hash": a.content_hash, "token_count": a.token_count,
-            "num_chunks": a.num_chunks, **render.privacy(a)}
+            "num_chunks": a.num_chunks, "owner": a.owner, **render.privacy(a)}
 
 
 class ConsoleTools(Toolbox):
@@ -51,8 +51,9 @@ class ConsoleTools(Toolbox):
         = None,
         limit: Annotated[int, Field(description="Max results, 1-500")] = 50,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page, to read on")] = None,
+        mine: Annotated[bool, Field(description="Only the artifacts you wrote (not those shared with you)")] = False,
     ) -> CallToolResult:
-        page = self.use(ListArtifacts)()(source_system, artifact_type, source_id_prefix, limit, cursor)
+        page = self.use(ListArtifacts)()(source_system, artifact_type, source_id_prefix, limit, cursor, mine)
         lines = [f"Found {len(page)} artifacts:",
                  *(f"[{a.id}] {a.artifact_type} {a.source_system}:{a.source_id or '-'} "
                    f"{render.preview(a.title or '', 50)} ({a.num_chunks} chunks, {a.ts})" for a in page)]
