@@ -49,17 +49,20 @@ class StoreMemory:
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
 
     def __call__(self, request: StoreMemoryRequest) -> Memory:
-        return self.write(request, new_memory_id(), self.clock(), check_only=False)
+        ts = self.clock()
+        return self.write(request, new_memory_id(), ts, now=ts)
 
-    def write(self, request: StoreMemoryRequest, memory_id: str, ts: str, check_only: bool = False) -> Memory:
-        """Store the memory as ``memory_id`` at ``ts`` (an import keeps both); with ``check_only`` every
-        field is checked and nothing is embedded or written."""
+    def write(self, request: StoreMemoryRequest, memory_id: str, ts: str, check_only: bool = False,
+              now: str | None = None) -> Memory:
+        """Store the memory as ``memory_id`` at ``ts`` (an import keeps both; ``now``: the clock's, read
+        once); with ``check_only`` every field is checked and nothing is embedded or written."""
+        stamp = now or self.clock()
         content = require_text("content", request.content, 10_000)
         kind = require_choice("type", request.type, MEMORY_TYPES)
         confidence = require_unit_float("confidence", request.confidence)
         conversation_id = optional_text("conversation_id", request.conversation_id, 100)
         context = self.identity()
-        access = request.privacy.written(context, epoch(ts), epoch(self.clock()))
+        access = request.privacy.written(context, epoch(ts), epoch(stamp))
         memory = Memory(
             id=memory_id, content=content, type=kind, confidence=confidence,
             ts=ts, conversation_id=conversation_id,
@@ -70,7 +73,7 @@ class StoreMemory:
             return memory
         pieces = self.split(content)
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, memory_metadata(memory))
-        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], self.clock(), context,
+        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], stamp, context,
                                             pieces=len(records)),
                               records)
         return memory
