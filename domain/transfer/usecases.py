@@ -71,33 +71,33 @@ class ExportPage:
     def _allowed(self, hits: list[Hit], context: RequestContext) -> set[str]:
         return {h.id for h in apply_policies(self.policies, hits, context)}
 
-    def _memories(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
-        before = tuple(after) if after else None
+    def _walk(self, fetch: Callable[[Any], list[Any]], place: Callable[[Any], tuple[Any, ...]],
+              hit: Callable[[Any], Hit], record: Callable[[Any], dict[str, Any]], position: Any, count: int,
+              context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        """Batches of ``count`` from ``position`` until one holds a record of the caller's (or none is
+        left): its records, and the position after the batch (None at the end)."""
         while True:
-            batch = self.store.list_memories(None, count, before)  # type: ignore[arg-type]
-            mine = [m for m in batch if self._mine(m, context, now)]
-            allowed = self._allowed([memory_hit(m, None) for m in mine], context)
-            found = [memory_record(m) for m in mine if m.id in allowed]
+            batch = fetch(position)
+            mine = [item for item in batch if self._mine(item, context, now)]
+            allowed = self._allowed([hit(item) for item in mine], context)
+            found = [record(item) for item in mine if item.id in allowed]
             if len(batch) < count:
                 return found, None
-            before = (batch[-1].ts, batch[-1].id)
-            if found:
-                return found, list(before)
-
-    def _turns(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
-        position = (str(after[0]), int(after[1])) if after else None
-        while True:
-            batch = self.store.turns_in_order(position, count)
-            mine = [t for t in batch if self._mine(t, context, now)]
-            allowed = self._allowed([Hit(id=t.id, type="history", score=0.0, content=t.content,
-                                         fields={"conversation_id": t.conversation_id, "role": t.role})
-                                     for t in mine], context)
-            found = [turn_record(t) for t in mine if t.id in allowed]
-            if len(batch) < count:
-                return found, None
-            position = (batch[-1].conversation_id, batch[-1].turn_index)
+            position = place(batch[-1])
             if found:
                 return found, list(position)
+
+    def _memories(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        return self._walk(lambda before: self.store.list_memories(None, count, before),  # type: ignore[arg-type]
+                          lambda m: (m.ts, m.id), lambda m: memory_hit(m, None), memory_record,
+                          tuple(after) if after else None, count, context, now)
+
+    def _turns(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        return self._walk(lambda position: self.store.turns_in_order(position, count),
+                          lambda t: (t.conversation_id, t.turn_index),
+                          lambda t: Hit(id=t.id, type="history", score=0.0, content=t.content,
+                                        fields={"conversation_id": t.conversation_id, "role": t.role}),
+                          turn_record, (str(after[0]), int(after[1])) if after else None, count, context, now)
 
     def _artifacts(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
         rule = access_filter(context, now)
