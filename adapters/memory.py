@@ -152,6 +152,13 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         self._queue(["memory"], memory.id)
         self.audit.append(entry)
 
+    def replace_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> bool:
+        if memory.id not in self.memories:
+            return False
+        self._drop(["memory"], memory.id)
+        self.add_memory(memory, entry, vectors)
+        return True
+
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         return {i: self.memories[i] for i in ids if i in self.memories}
 

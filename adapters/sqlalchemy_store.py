@@ -129,14 +129,27 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
 
     def add_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> None:
         with self._write() as conn:
-            conn.execute(insert(memories).values(
-                id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
-                ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
-                token_count=memory.token_count, **_profile_values(memory.profile), **access_values(memory)))
-            self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
-            put_vectors(conn, "memory", memory.id, vectors)
-            queue(conn, ["memory"], memory.id)
-            self._append(conn, entry)
+            self._insert_memory(conn, memory, entry, vectors)
+
+    def replace_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> bool:
+        with self._write() as conn:
+            if not conn.execute(delete(memories).where(memories.c.id == memory.id)).rowcount:
+                return False
+            self._lexical.unindex_records(conn, "memory", [memory.id])
+            drop_vectors(conn, ["memory"], memory.id)
+            self._insert_memory(conn, memory, entry, vectors)
+        return True
+
+    def _insert_memory(self, conn: Connection, memory: Memory, entry: AuditEntry,
+                       vectors: Sequence[VectorRecord]) -> None:
+        conn.execute(insert(memories).values(
+            id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
+            ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
+            token_count=memory.token_count, **_profile_values(memory.profile), **access_values(memory)))
+        self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
+        put_vectors(conn, "memory", memory.id, vectors)
+        queue(conn, ["memory"], memory.id)
+        self._append(conn, entry)
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         if not ids:

@@ -27,6 +27,11 @@ class MetadataStore(Protocol):
         """The row, its lexical entry, its vectors (queued for the index) and the audit entry, at once."""
         ...
 
+    def replace_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> bool:
+        """The stored memory of ``memory.id`` becomes ``memory`` (its words and vectors too), at once;
+        False, with nothing written, when there is none."""
+        ...
+
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]: ...
 
     def list_memories(self, type: str | None, limit: int, before: tuple[str, str] | None = None) -> list[Memory]:

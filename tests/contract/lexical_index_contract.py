@@ -99,6 +99,12 @@ class LexicalIndexContract:
         store.delete_memory("mem_a", AUDIT)
         assert store.lexical_search("memory", ["roadmap"], 5) == []
 
+    def test_a_replaced_memory_is_found_by_its_new_words_only(self, store) -> None:
+        store.add_memory(memory("mem_a", "quarterly roadmap"), AUDIT)
+        assert store.replace_memory(memory("mem_a", "annual budget"), AUDIT)
+        assert store.lexical_search("memory", ["roadmap"], 5) == []
+        assert ids(store.lexical_search("memory", ["budget"], 5)) == ["mem_a"]
+
     def test_a_replaced_turn_is_found_by_its_new_words_only(self, store) -> None:
         store.put_turn(turn("c1", 0, "I adopted a golden retriever"), AUDIT)
         store.put_turn(turn("c1", 1, "what a lovely dog"), AUDIT)

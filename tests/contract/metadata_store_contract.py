@@ -72,6 +72,15 @@ class MetadataStoreContract:
         assert store.delete_memory("mem_a", entry("delete", "mem_a")) is False
         assert store.get_memories(["mem_a"]) == {}
 
+    def test_replace_memory_keeps_its_id_and_writes_nothing_for_a_missing_one(self, store: MetadataStore) -> None:
+        store.add_memory(memory("mem_a", content="old words"), entry("store", "mem_a"))
+        edited = dataclasses.replace(memory("mem_a", kind="decision", content="new words"), confidence=0.75)
+        assert store.replace_memory(edited, entry("edit", "mem_a")) is True
+        assert store.get_memories(["mem_a"]) == {"mem_a": edited}
+        assert store.replace_memory(memory("mem_b"), entry("edit", "mem_b")) is False
+        assert store.get_memories(["mem_b"]) == {} and store.memory_ids() == {"mem_a"}
+        assert [e.action for e in store.recent(10)][:2] == ["edit", "store"]
+
     def test_turns_replace_by_position(self, store: MetadataStore) -> None:
         store.put_turn(turn("c1", 0, "first"), entry("appended", "c1_turn_0"))
         store.put_turn(turn("c1", 0, "second", "g" * 64), entry("replaced", "c1_turn_0"))

@@ -13,11 +13,14 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from domain.artifacts.catalog import ListArtifacts, StoreCounts
+from domain.memories.edit import EditMemory, MemoryChange
+from domain.model import MEMORY_TYPES
 from domain.transfer.usecases import ExportPage, ImportRecords
 from domain.model import ARTIFACT_TYPES, Artifact
 from domain.upkeep.health import EmbeddingHealth
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
+from entrypoints.mcp.tooling import RetentionDays, VisibleTo
 
 
 def folder_bytes(folder: Path) -> int:
@@ -100,3 +103,25 @@ class ConsoleTools(Toolbox):
         counts = self.use(ImportRecords)()(records, first_line, check)
         said = "would add" if check else "added"
         return render.ok(counts, f"{said} {counts['added']}, already stored {counts['unchanged']}")
+
+    @tool("Edit one of your memories in place (its id and time kept): what you give replaces what is "
+          "stored; privacy fields left out stay as they are. Re-embedded at once.", writes=True)
+    def memory_update(
+        self,
+        memory_id: Annotated[str, Field(description="Memory ID, starts with 'mem_'")],
+        content: Annotated[str | None, Field(description="New content, 1-10000 characters")] = None,
+        type: Annotated[str | None, Field(description="New type: " + ", ".join(MEMORY_TYPES),
+                                          json_schema_extra={"enum": [*MEMORY_TYPES, None]})] = None,
+        confidence: Annotated[float | None, Field(description="New confidence, 0.0-1.0")] = None,
+        sensitivity: Annotated[str | None, Field(description="normal, sensitive or highly_sensitive")] = None,
+        visibility_scope: Annotated[str | None, Field(description="me, team, org or custom (visible_to)")] = None,
+        retention_policy: Annotated[str | None, Field(description="forever, 1y, until_resolved or custom")] = None,
+        visible_to: VisibleTo = None,
+        retention_days: RetentionDays = None,
+    ) -> CallToolResult:
+        privacy = {"sensitivity": sensitivity, "visibility_scope": visibility_scope,
+                   "retention_policy": retention_policy, "visible_to": visible_to, "retention_days": retention_days}
+        edited = self.use(EditMemory)()(memory_id, MemoryChange(content, type, confidence, privacy))
+        return render.ok({"id": edited.id, "updated": True, "memory_type": edited.type,
+                          "confidence": edited.confidence, "ts": edited.ts, **render.privacy(edited)},
+                         f"Updated memory [{edited.id}]: {render.preview(edited.content)}")
