@@ -1,5 +1,5 @@
 """The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove doctor
-[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py), and the commands for
+[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py), ``memtrove ui`` (the page: entrypoints/web/), and the commands for
 people, ``memtrove ingest|search|list|show|delete|stats`` (entrypoints/console/).
 Benchmarks are another command, ``memtrove-bench`` (bench/cli.py).
 
@@ -36,8 +36,10 @@ def parser() -> argparse.ArgumentParser:
                         help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
     from entrypoints.console.commands import add_parsers
     from entrypoints.tokens import add_parser
+    from entrypoints.web.launch import add_parser as add_ui_parser
 
     add_parser(commands)
+    add_ui_parser(commands)
     add_parsers(commands)
     return root
 
@@ -56,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
             from entrypoints.console.commands import run_command
 
             return run_command(settings, args)
+        if args.command == "ui":
+            from entrypoints.web.launch import run_ui
+
+            return run_ui(settings, args)
         if args.command == "token":
             from entrypoints.tokens import run_token
 

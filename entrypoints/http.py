@@ -1,4 +1,4 @@
-"""Streamable HTTP at /mcp (and /mcp/) with GET /health beside it; Host/Origin checks, a body limit, a bearer token."""
+"""Streamable HTTP at /mcp (and /mcp/) with GET /health, /metrics and the page at /ui beside it; Host/Origin checks, a body limit, a bearer token."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from entrypoints.auth import AuthMiddleware, http_authenticator, local_until_tok
 from adapters.metrics import CONTENT_TYPE as METRICS_TYPE
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
+from entrypoints.web.app import UiFirst, build_ui
+from entrypoints.web.session import Sessions
 
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
@@ -202,8 +204,10 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
     shared = runtime.settings.http_token
     # The caller is known first: nobody unauthenticated gets a body buffered. Without a shared token (a
     # loopback-only server: check_serving) a request without a secret is the owner's until a token exists.
-    return AuthMiddleware(app, http_authenticator(store, shared, owner),
-                          None if shared else local_until_tokens(store, owner))
+    authenticate = http_authenticator(store, shared, owner)
+    anonymous = None if shared else local_until_tokens(store, owner)
+    page = build_ui(runtime, Sessions(authenticate, anonymous), transport_security(runtime.settings, host))
+    return UiFirst(page, AuthMiddleware(app, authenticate, anonymous))
 
 
 def _split(value: str) -> list[str]:

@@ -1,0 +1,127 @@
+"""Browse: memories (paged, by type and sensitivity), artifacts with their chunks and heading paths,
+conversations as threads, project documents with their versions and a diff, session memories by
+session and iteration. Each page is one read tool's answer to the caller."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from domain.model import ARTIFACT_TYPES, MEMORY_TYPES, SENSITIVITIES
+from entrypoints.web.app import Ui
+from entrypoints.web.caller import ToolFailed
+from entrypoints.web.session import Caller
+
+PAGE = 25
+
+
+async def memories(ui: Ui, request: Request, caller: Caller) -> Response:
+    params = request.query_params
+    kind, sensitivity = params.get("type") or None, params.get("sensitivity") or None
+    page = await ui.tool(caller, "memory_list", type=kind, limit=PAGE, cursor=params.get("cursor") or None)
+    rows = [m for m in page["results"] if sensitivity in (None, m.get("sensitivity", "normal"))]
+    return ui.page(request, caller, "memories.html", rows=rows, next_cursor=page["next_cursor"], kind=kind or "",
+                   sensitivity=sensitivity or "", types=MEMORY_TYPES, sensitivities=SENSITIVITIES)
+
+
+async def memory(ui: Ui, request: Request, caller: Caller) -> Response:
+    found = await ui.tool(caller, "memory_get", memory_id=request.path_params["memory_id"])
+    return ui.page(request, caller, "memory.html", memory=found, types=MEMORY_TYPES, error=None, saved=False)
+
+
+async def artifacts(ui: Ui, request: Request, caller: Caller) -> Response:
+    params = request.query_params
+    page = await ui.tool(caller, "artifact_list", artifact_type=params.get("type") or None,
+                         source_system=params.get("source") or None, limit=PAGE, cursor=params.get("cursor") or None)
+    return ui.page(request, caller, "artifacts.html", rows=page["results"], next_cursor=page["next_cursor"],
+                   kind=params.get("type", ""), source=params.get("source", ""), types=ARTIFACT_TYPES)
+
+
+async def artifact(ui: Ui, request: Request, caller: Caller) -> Response:
+    found = await ui.tool(caller, "artifact_get", artifact_id=request.path_params["artifact_id"],
+                          include_chunks=True, include_content=True)
+    content = found.get("content") or ""
+    chunks = [{**c, "text": content[c["start_char"]:c["end_char"]],
+               "heading": _heading((c.get("metadata") or {}))} for c in found.get("chunks") or []]
+    if "metadata" not in found:  # only an ingest under way (or failed) is known of it
+        return ui.page(request, caller, "ingest_status.html", artifact=found, whole=True)
+    return ui.page(request, caller, "artifact.html", artifact=found, chunks=chunks,
+                   passage=request.query_params.get("passage"))
+
+
+def _heading(metadata: dict[str, Any]) -> str:
+    path = metadata.get("heading_path") or metadata.get("headings") or metadata.get("section")
+    return " › ".join(str(p) for p in path) if isinstance(path, list) else str(path or "")
+
+
+async def conversation(ui: Ui, request: Request, caller: Caller) -> Response:
+    conversation_id = request.path_params["conversation_id"]
+    page = await ui.tool(caller, "history_get", conversation_id=conversation_id, limit=50,
+                         cursor=request.query_params.get("cursor") or None)
+    return ui.page(request, caller, "conversation.html", conversation_id=conversation_id, turns=page["turns"],
+                   earlier=page["next_cursor"])
+
+
+async def conversation_open(ui: Ui, request: Request, caller: Caller) -> Response:
+    return ui.page(request, caller, "conversations.html")
+
+
+async def document(ui: Ui, request: Request, caller: Caller) -> Response:
+    key = request.query_params.get("key", "").strip()
+    if not key:
+        return ui.page(request, caller, "documents.html", key="", doc=None, versions=[], diff=None)
+    version = _number(request.query_params.get("v"))
+    doc = await ui.tool(caller, "canonical_get", canonicalKey=key, versionNum=version)
+    latest = int(doc.get("latestVersion") or doc.get("versionNum") or 1)
+    diff = None
+    against = _number(request.query_params.get("against"))
+    if against is not None:
+        other = await ui.tool(caller, "canonical_get", canonicalKey=key, versionNum=against)
+        diff = list(difflib.unified_diff(
+            str(other.get("contentMarkdown", "")).splitlines(), str(doc.get("contentMarkdown", "")).splitlines(),
+            f"version {against}", f"version {doc.get('versionNum')}", lineterm=""))
+    return ui.page(request, caller, "documents.html", key=key, doc=doc, versions=list(range(latest, 0, -1)),
+                   diff=diff, against=against)
+
+
+async def sessions(ui: Ui, request: Request, caller: Caller) -> Response:
+    listed = await ui.tool(caller, "list_sessions", limit=100)
+    session_id = request.query_params.get("session", "").strip()
+    entries: list[dict[str, Any]] = []
+    iteration = _number(request.query_params.get("iter"))
+    if session_id:
+        for tool in ("search_session_context", "search_input_prompts"):
+            found = await ui.tool(caller, tool, session_id=session_id, session_iter=iteration, limit=50)
+            entries += [{**e, "kind": tool.removeprefix("search_")} for e in _items(found)]
+    return ui.page(request, caller, "sessions.html", listed=_items(listed), session_id=session_id,
+                   iteration=iteration, entries=entries)
+
+
+def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    for key in ("results", "sessions", "memories", "items"):
+        if isinstance(answer.get(key), list):
+            return answer[key]
+    return []
+
+
+def _number(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit():
+        raise ToolFailed(f"a version or iteration is a whole number (got {value!r})", "v")
+    return int(value)
+
+
+ROUTES = [
+    ("/memories", memories, ["GET"]),
+    ("/memories/{memory_id}", memory, ["GET"]),
+    ("/artifacts", artifacts, ["GET"]),
+    ("/artifacts/{artifact_id}", artifact, ["GET"]),
+    ("/conversations", conversation_open, ["GET"]),
+    ("/conversations/{conversation_id:path}", conversation, ["GET"]),
+    ("/documents", document, ["GET"]),
+    ("/sessions", sessions, ["GET"]),
+]
