@@ -21,8 +21,7 @@ async def search(ui: Ui, request: Request, caller: Caller) -> Response:
     params = request.query_params
     query = params.get("q", "").strip()
     asked = {"q": query, "mode": params.get("mode", "hybrid"), "limit": params.get("limit", "10"),
-             "memory": params.get("memory", "on" if not query else ""),
-             "history": params.get("history", "on" if not query else ""),
+             "memory": params.get("memory", "on"), "history": params.get("history", "on"),  # the form says off
              "filter": params.get("filter", ""), **{k: params.get(k, "") for k in FILTER_KEYS}}
     values: dict[str, Any] = {"asked": asked, "modes": MODES, "results": None, "error": None}
     if query:

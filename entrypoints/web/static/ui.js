@@ -9,5 +9,6 @@ document.addEventListener("htmx:xhr:progress", function (event) {
   if (bar && event.detail.lengthComputable) {
     bar.hidden = false;
     bar.value = Math.round(100 * event.detail.loaded / event.detail.total);
+    document.body.dataset.uploaded = String(bar.value);  // outlives the swap of the result (a test reads it)
   }
 });
