@@ -35,7 +35,7 @@ _AGENT = {"agent_id": "agent-json", "session_id": "s-json", "content": "Plain no
 BASES: dict[str, dict[str, Any]] = {
     "memory_store": {"content": "Plain memory.", "type": "fact", "confidence": 0.5},
     "memory_search": {"query": "plain"}, "memory_list": {}, "memory_delete": {"memory_id": MEM_ID},
-    "memory_get": {"memory_id": MEM_ID},
+    "memory_get": {"memory_id": MEM_ID}, "memory_update": {"memory_id": MEM_ID, "content": "Plain edit."},
     "history_append": {"conversation_id": "c-json", "role": "user", "content": "Plain turn.", "turn_index": 0},
     "history_get": {"conversation_id": "c-json"},
     "artifact_ingest": {"artifact_type": "note", "source_system": "fuzz", "content": "Plain note."},

@@ -1,0 +1,111 @@
+"""The page's parts that need no browser: sessions (token, local owner, revocation, CSRF), the search form
+read as hybrid_search's arguments, highlighting that escapes, latency percentiles off the metrics."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client import CollectorRegistry, Histogram
+
+from domain.access.principal import Principal
+from domain.errors import ValidationError
+from entrypoints.web.app import filesize, highlight
+from entrypoints.web.session import Sessions
+from entrypoints.web.views_admin import bar_chart, latency_rows
+from entrypoints.web.views_search import opened, search_arguments
+
+BOB, LOCAL = Principal("bob"), Principal("local", clearance="sensitive")
+
+
+class Tokens:
+    def __init__(self) -> None:
+        self.live = {"bob-secret": BOB}
+        self.owner_open = True
+
+    def authenticate(self, secret: str) -> Principal | None:
+        return self.live.get(secret)
+
+    def anonymous(self) -> Principal | None:
+        return LOCAL if self.owner_open else None
+
+
+def test_a_token_session_ends_when_its_token_is_revoked() -> None:
+    tokens = Tokens()
+    sessions = Sessions(tokens.authenticate, None)
+    assert sessions.login("wrong") is None and sessions.resolve(None, None) is None
+    session_id, principal = sessions.login("bob-secret")
+    caller = sessions.resolve(None, session_id)
+    assert principal == BOB and caller is not None and caller.principal == BOB and not caller.new
+    del tokens.live["bob-secret"]
+    assert sessions.resolve(None, session_id) is None
+    assert sessions.resolve(None, session_id) is None  # ended, not only refused once
+
+
+def test_the_local_owner_gets_a_session_until_tokens_exist() -> None:
+    tokens = Tokens()
+    sessions = Sessions(tokens.authenticate, tokens.anonymous)
+    first = sessions.resolve(None, None)
+    assert first is not None and first.new and first.principal == LOCAL and first.csrf
+    again = sessions.resolve(None, first.session_id)
+    assert again is not None and not again.new and again.csrf == first.csrf
+    assert sessions.resolve("bob-secret", first.session_id).principal == BOB  # a bearer header names its own
+    tokens.owner_open = False
+    assert sessions.resolve(None, first.session_id) is None
+
+
+def test_csrf_is_required_of_a_cookie_session_only() -> None:
+    tokens = Tokens()
+    sessions = Sessions(tokens.authenticate, tokens.anonymous)
+    by_cookie = sessions.resolve(None, None)
+    assert sessions.csrf_ok(by_cookie, by_cookie.csrf)
+    assert not sessions.csrf_ok(by_cookie, None) and not sessions.csrf_ok(by_cookie, "forged")
+    assert sessions.csrf_ok(sessions.resolve("bob-secret", None), None)
+
+
+def form(**given: str) -> dict[str, str]:
+    base = {"q": "tea", "mode": "hybrid", "limit": "10", "memory": "on", "history": "off", "filter": "",
+            "artifact_type": "", "source_system": "", "sensitivity": "", "conversation_id": ""}
+    return {**base, **given}
+
+
+def test_the_search_form_becomes_hybrid_search_arguments() -> None:
+    arguments = search_arguments(form(source_system="wiki", filter="session_id = s1\n\n tags=a,b"))
+    assert arguments == {"query": "tea", "mode": "hybrid", "limit": 10, "include_memory": True,
+                         "include_history": False, "filters": {"source_system": "wiki", "session_id": "s1",
+                                                               "tags": "a,b"}}
+    assert search_arguments(form())["filters"] is None
+
+
+@pytest.mark.parametrize(("given", "field"), [({"limit": "ten"}, "limit"), ({"limit": "2.5"}, "limit"),
+                                              ({"filter": "colour"}, "filters"), ({"filter": "=red"}, "filters")])
+def test_a_malformed_form_field_is_refused_by_name(given: dict[str, str], field: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        search_arguments(form(**given))
+    assert refused.value.field == field
+
+
+def test_hits_open_where_they_came_from() -> None:
+    assert opened({"id": "mem_1", "type": "memory", "content": "x"})["link"] == "/ui/memories/mem_1"
+    chunk = opened({"id": "art_1_chunk_2", "type": "chunk", "artifact_id": "art_1", "snippet": "s"})
+    assert chunk["link"] == "/ui/artifacts/art_1?passage=art_1_chunk_2#art_1_chunk_2" and chunk["text"] == "s"
+    assert opened({"id": "art_1", "type": "artifact", "artifact_id": "art_1"})["link"] == "/ui/artifacts/art_1"
+    turn = opened({"id": "c_turn_3", "type": "history", "conversation_id": "c", "turn_index": 3, "content": "t"})
+    assert turn["link"] == "/ui/conversations/c#turn-3"
+
+
+def test_highlight_escapes_the_text_and_marks_the_query_words() -> None:
+    shown = str(highlight("<b>Green</b> tea & greens", "green TEA"))
+    assert shown == "&lt;b&gt;<mark>Green</mark>&lt;/b&gt; <mark>tea</mark> &amp; <mark>green</mark>s"
+    assert str(highlight("<i>", "")) == "&lt;i&gt;"
+    assert str(highlight("a<script>", "<script>")) == "a&lt;<mark>script</mark>&gt;"
+
+
+def test_latency_percentiles_come_from_the_histogram_buckets() -> None:
+    registry = CollectorRegistry()
+    latency = Histogram("memtrove_tool_latency_seconds", "latency", ["tool"], buckets=(0.01, 0.1, 1),
+                        registry=registry)
+    for seconds in [0.005] * 10 + [0.05] * 9 + [0.5]:
+        latency.labels("memory_search").observe(seconds)
+    assert latency_rows(registry) == [{"name": "memory_search", "calls": 20, "p50_ms": 10.0, "p95_ms": 100.0}]
+    assert bar_chart([("a", 50.0), ("b", 100.0)]) == [{"label": "a", "value": 50.0, "width": 50.0},
+                                                      {"label": "b", "value": 100.0, "width": 100.0}]
+    assert (filesize(512), filesize(2048), filesize(3 * 1024 ** 3)) == ("512 bytes", "2.0 KB", "3.0 GB")
