@@ -75,6 +75,14 @@ class InMemoryDocuments(DocumentStore):
             versions = list(self.item_rows.get((project, item_id), ()))
         return [replace(v, meta=_copied(v.meta)) for v in versions]
 
+    def versions_in_order(self, after: tuple[str, str, int] | None, limit: int) -> list[ItemVersion]:
+        with self._documents_lock:
+            every = [v for versions in self.item_rows.values() for v in versions]
+        ordered = sorted(every, key=lambda v: (v.project, v.item_id, v.version_num))
+        if after is not None:
+            ordered = [v for v in ordered if (v.project, v.item_id, v.version_num) > after]
+        return [replace(v, meta=_copied(v.meta)) for v in ordered[:max(0, limit)]]
+
     def canonical_item(self, project: str, canonical_key: str) -> str | None:
         with self._documents_lock:
             holders = [v for (p, _), versions in self.item_rows.items() if p == project

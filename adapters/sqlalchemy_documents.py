@@ -160,6 +160,16 @@ class SqlDocuments(DocumentStore):
         with self._read() as conn:
             return [_version(row) for row in conn.execute(query).mappings()]
 
+    def versions_in_order(self, after: tuple[str, str, int] | None, limit: int) -> list[ItemVersion]:
+        v = item_versions
+        query = select(v).order_by(v.c.project, v.c.item_id, v.c.version_num).limit(max(0, limit))
+        if after is not None:
+            project, item_id, number = after
+            query = query.where((v.c.project > project) | ((v.c.project == project) & (
+                (v.c.item_id > item_id) | ((v.c.item_id == item_id) & (v.c.version_num > number)))))
+        with self._read() as conn:
+            return [_version(row) for row in conn.execute(query).mappings()]
+
     def canonical_item(self, project: str, canonical_key: str) -> str | None:
         # Should two items ever hold one key, the first created is the canonical one (a stable answer).
         query = (select(item_versions.c.item_id)

@@ -50,6 +50,19 @@ class ItemWriter:
                                   shared_with=(f"p:{version.project}", "p:*")))
         self.documents.mark_projected(version.project, version.item_id, version.version_num)
 
+    def restore(self, version: ItemVersion) -> bool:
+        """An exported version back in, its number and time kept: it must be the item's next version
+        (an export lists them in order). Then the item's newest version is its artifact."""
+        latest = self.documents.item_version(version.project, version.item_id)
+        expected = (latest.version_num if latest else 0) + 1
+        if version.version_num != expected:
+            raise ValidationError("version_num", f"version {version.version_num} of item {version.item_id} in "
+                                                 f"project {version.project} comes before its version {expected}: "
+                                                 "import the file whole, in its order")
+        stored = self.documents.add_version(version)
+        self.project(self.documents.item_version(stored.project, stored.item_id) or stored)
+        return True
+
     def project_pending(self, before: float, limit: int = 50) -> tuple[int, list[tuple[ItemVersion, Exception]]]:
         """The background repair: the newest version of each item whose write stopped between its version
         and its artifact (created at or before ``before``) becomes its artifact. How many were written,

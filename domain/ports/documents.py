@@ -57,6 +57,11 @@ class DocumentStore(Protocol):
         """Every version of an item, oldest first."""
         ...
 
+    def versions_in_order(self, after: tuple[str, str, int] | None, limit: int) -> list[ItemVersion]:
+        """Every version of every item, by project, item id, then version number; ``after``: only those
+        past that (project, item_id, version_num). An export's walk."""
+        ...
+
     def canonical_item(self, project: str, canonical_key: str) -> str | None:
         """The id of the item holding the canonical document of that key in the project, if any."""
         ...

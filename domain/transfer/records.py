@@ -1,7 +1,9 @@
 """memtrove's export format, version 1: one JSON object a line (JSON Lines, UTF-8).
 
 The first line is ``{"memtrove_export": 1}``; then one record a line, memories first (newest first),
-then conversation turns (by conversation, then turn), then artifacts (newest first). Every record
+then conversation turns (by conversation, then turn), then artifacts (newest first), then every
+version of every project document (spec 004's items: by project, item, version; a project's items
+are the project's, so a caller exports those of its projects). Every record but a document's
 has ``kind`` (``memory``, ``turn``, ``artifact``), its own fields, and the privacy its writer gave it:
 ``sensitivity``, ``visibility_scope``, ``retention_policy``, ``visible_to`` (``custom`` only: user
 ids and ``team:<name>``), ``retention_days`` (``custom`` retention only). An artifact carries its
@@ -16,12 +18,13 @@ from typing import Any
 
 from domain.access.rules import NEVER
 from domain.model import Artifact, Memory, Owned, Turn
+from domain.ports.documents import ItemVersion
 from domain.validation import epoch
 
 FORMAT = "memtrove_export"
 VERSION = 1
 HEADER = {FORMAT: VERSION}
-KINDS = ("memory", "turn", "artifact")
+KINDS = ("memory", "turn", "artifact", "document")
 
 
 def privacy_of(item: Owned, ts: str) -> dict[str, Any]:
@@ -52,3 +55,10 @@ def artifact_record(a: Artifact, content: str) -> dict[str, Any]:
             "source_id": a.source_id, "source_url": a.source_url, "title": a.title, "author": a.author,
             "participants": list(a.participants), "ts": a.ts, "chunker": a.chunker, "chunked": a.is_chunked,
             "labels": a.labels, **privacy_of(a, a.ts), "content": content}
+
+
+def document_record(v: ItemVersion) -> dict[str, Any]:
+    return {"kind": "document", "project": v.project, "item_id": v.item_id, "version_num": v.version_num,
+            "item_kind": v.kind, "title": v.title, "created_at": v.created_at, "canonical_key": v.canonical_key,
+            "doc_class": v.doc_class, "tags": list(v.tags), "pinned": v.pinned, "status": v.status,
+            "session_id": v.session_id, "meta": v.meta, "content": v.content}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain.access.privacy import Privacy
@@ -11,7 +12,11 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.input import IngestRequest, validate
 from domain.chunking import content_hash
 from domain.access.rules import expiry
-from domain.documents.model import SOURCE as DOCUMENTS
+from domain.access.principal import check_name
+from domain.documents.model import DOC_CLASSES, MAX_CONTENT as DOCUMENT_MAX, SOURCE as DOCUMENTS
+from domain.documents.model import check_canonical_key, check_kind, check_tags
+from domain.documents.usecases import ItemWriter
+from domain.ports.documents import DocumentStore, ItemVersion
 from domain.sessions.scope import SOURCE as SESSIONS
 from domain.errors import ValidationError
 from domain.history.usecases import MAX_TURN_INDEX, AppendTurn, AppendTurnRequest
@@ -20,7 +25,9 @@ from domain.memories.usecases import StoreMemory, StoreMemoryRequest
 from domain.model import LABEL_KEYS, ROLES, TAGS, RequestContext
 from domain.ports import ArtifactScopes, MetadataStore
 from domain.transfer.records import KINDS
-from domain.validation import epoch, parse_timestamp, require_choice, require_id, require_int, require_text
+from domain.validation import (
+    epoch, optional_text, parse_timestamp, require_choice, require_id, require_int, require_text,
+)
 
 PRIVACY = ("sensitivity", "visibility_scope", "retention_policy", "visible_to", "retention_days")
 ACCESS = ("acl", "sensitivity", "visibility_scope", "retention_policy", "expires_epoch")  # as stored
@@ -29,7 +36,12 @@ FIELDS = {
     "turn": {"kind", "conversation_id", "turn_index", "role", "ts", "content", *PRIVACY},
     "artifact": {"kind", "id", "artifact_type", "source_system", "source_id", "source_url", "title", "author",
                  "participants", "ts", "chunker", "chunked", "labels", "content", *PRIVACY},
+    "document": {"kind", "project", "item_id", "version_num", "item_kind", "title", "created_at", "canonical_key",
+                 "doc_class", "tags", "pinned", "status", "session_id", "meta", "content"},
 }
+ITEM_ID = re.compile(r"\Adoc_[0-9a-f]{32}\Z")
+SAME_VERSION = ("kind", "title", "content_hash", "created_at", "canonical_key", "doc_class", "tags", "pinned",
+                "status", "session_id", "meta")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +79,11 @@ class Restorer:
     store_memory: StoreMemory
     append_turn: AppendTurn
     ingest: IngestArtifact
+    documents: DocumentStore
+    writer: ItemWriter
     context: RequestContext
     now: float
+    planned_versions: dict[tuple[str, str], int] = field(default_factory=dict)  # this batch's, per item
 
     def plan(self, record: object, line: int) -> Step:
         """The record checked (a ValidationError names the line and the field), and its write."""
@@ -79,7 +94,7 @@ class Restorer:
             unknown = sorted(set(record) - FIELDS[kind])
             if unknown:
                 raise ValidationError(unknown[0], f"{unknown[0]} is not a field of a {kind} record")
-            return (self._memory, self._turn, self._artifact)[KINDS.index(kind)](record)
+            return (self._memory, self._turn, self._artifact, self._document)[KINDS.index(kind)](record)
         except ValidationError as exc:
             raise ValidationError(exc.field, f"line {line}: {exc.message} (field {exc.field}): nothing was "
                                              "imported") from None
@@ -160,3 +175,42 @@ class Restorer:
             raise ValidationError("content", f"artifact {art_id} ({fields['source_system']}:{fields['source_id']}) "
                                              "is already stored with other content or privacy")
         return Step(lambda: self.ingest(request).status != "unchanged")
+
+    def _document(self, record: dict[str, Any]) -> Step:
+        """A project document's version: the caller must work in its project; the versions of an item
+        come in order (a later one may wait for earlier ones in the file); one stored as it is adds nothing."""
+        project = check_name("project", record.get("project"))
+        if not self.context.principal.in_project(project):
+            raise ValidationError("project", f"This caller may not work in project {project!r}")
+        item_id = require_id("item_id", record.get("item_id"), "doc_", ITEM_ID, "32 hex characters")
+        number = require_int("version_num", record.get("version_num"), 1, 1_000_000)
+        key = record.get("canonical_key")
+        doc_class = record.get("doc_class")
+        pinned, meta = record.get("pinned", False), record.get("meta", {})
+        if not isinstance(pinned, bool):
+            raise ValidationError("pinned", "pinned must be true or false")
+        if not isinstance(meta, dict):
+            raise ValidationError("meta", "meta must be an object")
+        content = require_text("content", record.get("content"), DOCUMENT_MAX)
+        version = ItemVersion(
+            project=project, item_id=item_id, version_num=number, kind=check_kind(record.get("item_kind")),
+            title=require_text("title", record.get("title"), 500), content=content,
+            content_hash=content_hash(content), created_at=parse_timestamp("created_at", record.get("created_at")),
+            canonical_key=None if key is None else check_canonical_key(key),
+            doc_class=None if doc_class is None else require_choice("doc_class", doc_class, DOC_CLASSES),
+            tags=check_tags(record.get("tags", [])), pinned=pinned,
+            status=require_choice("status", record.get("status", "active"), ("active", "archived")),
+            session_id=optional_text("session_id", record.get("session_id"), 200), meta=meta)
+        existing = self.documents.item_version(project, item_id, number)
+        if existing is not None:
+            if same(existing, version, SAME_VERSION):
+                return Step(None, "unchanged")
+            raise ValidationError("version_num", f"version {number} of item {item_id} in project {project} is "
+                                                 "already stored with other content")
+        latest = self.documents.item_version(project, item_id)
+        stored = max(latest.version_num if latest else 0, self.planned_versions.get((project, item_id), 0))
+        if number <= stored:
+            raise ValidationError("version_num", f"version {number} of item {item_id} in project {project} comes "
+                                                 f"after version {stored} in this import: versions go in order")
+        self.planned_versions[(project, item_id)] = number
+        return Step(lambda: self.writer.restore(version))

@@ -2,8 +2,9 @@
 
 ``ExportPage`` reads the caller's own records (those it wrote) in the export order (domain/transfer/records.py),
 one page a call, a cursor naming where the next starts: so an export of any size streams. Project
-documents (spec 004) are not exported yet: their artifacts are views of document items with their own
-versions (source system ``documents``), left out rather than exported as plain artifacts.
+documents (spec 004) are exported as every version of each item of the caller's projects; their
+artifacts (source system ``documents``, views of the current versions) are left out, and an import
+writes the versions back and makes their artifacts again.
 
 ``ImportRecords`` takes a batch of records: with ``check`` it only validates them (nothing written),
 naming the line and the field of the first bad one; else it writes each as its writer's, the caller
@@ -32,7 +33,9 @@ from domain.memories.usecases import StoreMemory, memory_hit
 from domain.model import Hit, RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
-from domain.transfer.records import KINDS, artifact_record, memory_record, turn_record
+from domain.documents.usecases import ItemWriter
+from domain.ports.documents import DocumentStore
+from domain.transfer.records import KINDS, artifact_record, document_record, memory_record, turn_record
 from domain.transfer.restore import Restorer
 from domain.validation import epoch, require_int
 
@@ -42,10 +45,11 @@ CURSOR = "export"
 @dataclass(frozen=True, slots=True)
 class ExportPage:
     """The caller's own records (those it wrote: an item another shares with it is its writer's to
-    export), privacy policies applied as on every read."""
+    export), privacy policies applied as on every read; then the versions of its projects' documents."""
 
     store: MetadataStore
     scopes: ArtifactScopes
+    documents: DocumentStore
     policies: Sequence[PrivacyPolicy] = ()
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
@@ -59,7 +63,8 @@ class ExportPage:
         kind, after = position
         records: list[dict[str, Any]] = []
         while kind < len(KINDS) and len(records) < count:
-            page, after = (self._memories, self._turns, self._artifacts)[kind](after, count - len(records), context, now)
+            walk = (self._memories, self._turns, self._artifacts, self._documents)[kind]
+            page, after = walk(after, count - len(records), context, now)
             records += page
             if after is None:
                 kind += 1
@@ -115,6 +120,18 @@ class ExportPage:
         last = listed[count - 1] if len(listed) > count else None
         return found, ([epoch(last.ts), last.id] if last else None)
 
+    def _documents(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        position = (str(after[0]), str(after[1]), int(after[2])) if after else None
+        while True:  # batches until one holds a version of the caller's projects (or none is left)
+            batch = self.documents.versions_in_order(position, count)
+            found = [document_record(v) for v in batch if context.principal.in_project(v.project)]
+            if len(batch) < count:
+                return found, None
+            last = batch[-1]
+            position = (last.project, last.item_id, last.version_num)
+            if found:
+                return found, list(position)
+
 
 @dataclass(frozen=True, slots=True)
 class ImportRecords:
@@ -123,6 +140,8 @@ class ImportRecords:
     store_memory: StoreMemory
     append_turn: AppendTurn
     ingest: IngestArtifact
+    documents: DocumentStore
+    writer: ItemWriter
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
 
@@ -131,7 +150,7 @@ class ImportRecords:
             raise ValidationError("records", "records must be a list of 1-1000 export records")
         line = require_int("first_line", first_line, 1)
         restorer = Restorer(self.store, self.scopes, self.store_memory, self.append_turn, self.ingest,
-                            self.identity(), self.now())
+                            self.documents, self.writer, self.identity(), self.now())
         planned = [restorer.plan(record, line + n) for n, record in enumerate(records)]
         counts = {"added": 0, "unchanged": 0, "expired": 0}
         for step in planned:

@@ -41,6 +41,10 @@ class MarkdownFolder:
             return
         if record["kind"] == "memory":
             path = self.root / "memories" / f"{record['id']}.md"
+        elif record["kind"] == "document":  # one file per version: documents/<project>/<key or item>/v<n>.md
+            name = record.get("canonical_key") or record["item_id"]
+            path = (self.root / "documents" / safe_name(record["project"]) / safe_name(str(name))
+                    / f"v{record['version_num']}.md")
         else:
             name = record.get("source_id") or record.get("title") or record["id"]
             path = self.root / "artifacts" / safe_name(record["source_system"]) / f"{safe_name(str(name))}.md"

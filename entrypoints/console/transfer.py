@@ -131,6 +131,8 @@ def identity_of(record: dict[str, Any]) -> tuple[Any, ...]:
         return kind, record.get("id")
     if kind == "turn":
         return kind, record.get("conversation_id"), record.get("turn_index")
+    if kind == "document":
+        return kind, record.get("project"), record.get("item_id"), record.get("version_num")
     source = record.get("source_id") or hashlib.sha256(str(record.get("content")).encode()).hexdigest()
     return kind, record.get("source_system"), source
 

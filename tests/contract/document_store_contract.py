@@ -95,6 +95,16 @@ class DocumentStoreContract:
         read.meta["n"].append(2)  # a read is a copy
         assert store.item_version("p1", "it_a", 1).meta == {"n": [1, {"x": "é"}]}
 
+    def test_versions_in_order_page_by_project_item_then_number(self, store) -> None:
+        for project, item in (("p2", "it_a"), ("p1", "it_b"), ("p1", "it_a"), ("p1", "it_b"), ("p10", "it_a")):
+            store.add_version(version(item, f"{project}-{item}", project=project))
+        places = [(v.project, v.item_id, v.version_num) for v in store.versions_in_order(None, 10)]
+        assert places == [("p1", "it_a", 1), ("p1", "it_b", 1), ("p1", "it_b", 2), ("p10", "it_a", 1),
+                          ("p2", "it_a", 1)]
+        assert [(v.project, v.item_id, v.version_num) for v in store.versions_in_order(("p1", "it_b", 1), 2)] == [
+            ("p1", "it_b", 2), ("p10", "it_a", 1)]
+        assert store.versions_in_order(("p2", "it_a", 1), 10) == []
+
     def test_projects_never_mix(self, store) -> None:
         store.add_version(version("it_a", "mine", project="p1", canonical_key="spec"))
         store.add_version(version("it_a", "theirs", project="p2", canonical_key="spec"))

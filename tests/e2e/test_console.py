@@ -193,31 +193,38 @@ def test_export_import_round_trip_twice_and_a_bad_line(tmp_path: Path, data_dir:
                                                "content": "# Report\n\nAll valves turned."}).is_error
         assert not agent.call("add_memory", {"text": "Lighthouse lamp changed.",
                                              "metadata": {"tags": ["lamp"], "source": "log"}}).is_error
+        for n, text in enumerate(("# Lamp spec\n\nA 40 W lamp.", "# Lamp spec\n\nA 60 W lamp, amber glass.")):
+            assert not agent.call("canonical_upsert", {"canonicalKey": "lamp", "docClass": "app_spec",
+                                                       "title": "Lamp spec", "contentMarkdown": text,
+                                                       "idempotencyKey": f"lamp-{n}"}).is_error
     first = tmp_path / "first.jsonl"
     exported = as_json(data_dir, env, "export", str(first))
-    assert (exported["memory"], exported["turn"], exported["artifact"]) == (2, 2, 3), exported
+    assert (exported["memory"], exported["turn"], exported["artifact"], exported["document"]) == (2, 2, 3, 2), exported
     lines = first.read_text().splitlines()
-    assert lines[0] == '{"memtrove_export": 1}' and len(lines) == 8
+    assert lines[0] == '{"memtrove_export": 1}' and len(lines) == 10
     custom = next(json.loads(x) for x in lines if "freeze on" in x)
     assert custom["visible_to"] == ["carol"] and custom["retention_days"] == 400
 
     readable = as_json(data_dir, env, "export", str(tmp_path / "md"), "--format", "markdown")
     files = sorted(p.relative_to(tmp_path / "md").as_posix() for p in (tmp_path / "md").rglob("*.md"))
-    assert readable["files"] == len(files) == 6 and "conversations/ship.md" in files and "artifacts/wiki/rb.md" in files
+    assert readable["files"] == len(files) == 8 and "conversations/ship.md" in files and "artifacts/wiki/rb.md" in files
+    assert [f for f in files if f.startswith("documents/") and f.endswith("/lamp/v2.md")], files
     thread = (tmp_path / "md" / "conversations" / "ship.md").read_text()
     assert thread.index("Shall we ship on Friday?") < thread.index("Yes, after the freeze lifts.")
     assert (tmp_path / "md" / "artifacts" / "wiki" / "rb.md").read_text().startswith('---\nkind: "artifact"\n')
 
     other = tmp_path / "other"
     try:
-        assert as_json(other, env, "import", str(first))["added"] == 7
+        assert as_json(other, env, "import", str(first))["added"] == 9
         second = tmp_path / "second.jsonl"
         as_json(other, env, "export", str(second))
         assert second.read_bytes() == first.read_bytes()  # the same file, byte for byte
         again = as_json(other, env, "import", str(first))
-        assert (again["added"], again["unchanged"]) == (0, 7)
+        assert (again["added"], again["unchanged"]) == (0, 9)
         hits = as_json(other, env, "search", "valve 42 clockwise")["results"]
         assert hits and hits[0]["provenance"]["source_id"] == "rb"
+        lamp = as_json(other, env, "search", "amber glass lamp")["results"]
+        assert lamp and "amber glass" in json.dumps(lamp[0])  # the document's newest version, searchable again
 
         bad = tmp_path / "bad.jsonl"
         broken = [json.loads(x) for x in lines[1:]]

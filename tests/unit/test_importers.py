@@ -23,6 +23,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.history.usecases import AppendTurn
 from domain.memories.usecases import StoreMemory
 from domain.model import ChunkSpec
+from domain.documents.usecases import ItemWriter
 from domain.transfer.usecases import ImportRecords
 from entrypoints.console.importers import FORMATS, ImportFormatError, Report, read_foreign
 from plugins.chunkers.token_window import TokenWindowChunker
@@ -467,7 +468,8 @@ def importer(world) -> ImportRecords:
     turns = AppendTurn(world.embedder, world.store, world.store, world.split, world.tokenizer, identity=identity)
     ingest = IngestArtifact(world.embedder, world.store, world.store, catalog(TokenWindowChunker()),
                             world.tokenizer, ChunkSpec(30, 5, 30), world.split, identity=identity)
-    return ImportRecords(world.store, world.store, memory, turns, ingest, identity, time.time)
+    return ImportRecords(world.store, world.store, memory, turns, ingest, world.store, ItemWriter(world.store, ingest),
+                         identity, time.time)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

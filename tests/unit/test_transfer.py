@@ -15,22 +15,25 @@ from domain.errors import ValidationError
 from domain.history.usecases import AppendTurn, AppendTurnRequest
 from domain.memories.usecases import StoreMemory, StoreMemoryRequest
 from domain.model import ChunkSpec
+from domain.documents.usecases import ItemWriter
 from domain.transfer.usecases import ExportPage, ImportRecords
+from plugins.chunkers.markdown import MarkdownChunker
 from plugins.chunkers.token_window import TokenWindowChunker
 from tests.conftest import catalog
 
 NOW = time.time()
 
 
-def tools(w, who: str = "local"):
-    me = RequestContext(Principal(who, clearance="sensitive"))
+def tools(w, who: str = "local", projects: tuple[str, ...] | None = None):
+    me = RequestContext(Principal(who, clearance="sensitive", projects=projects))
     identity = lambda: me  # noqa: E731
     memory = StoreMemory(w.embedder, w.store, w.split, w.tokenizer, identity=identity)
     turn = AppendTurn(w.embedder, w.store, w.store, w.split, w.tokenizer, identity=identity)
-    ingest = IngestArtifact(w.embedder, w.store, w.store, catalog(TokenWindowChunker()), w.tokenizer,
+    ingest = IngestArtifact(w.embedder, w.store, w.store, catalog(TokenWindowChunker(), MarkdownChunker()), w.tokenizer,
                             ChunkSpec(30, 5, 30), w.split, identity=identity)
-    return (memory, turn, ingest, ExportPage(w.store, w.store, identity=identity, now=lambda: NOW),
-            ImportRecords(w.store, w.store, memory, turn, ingest, identity, lambda: NOW))
+    return (memory, turn, ingest, ExportPage(w.store, w.store, w.store, identity=identity, now=lambda: NOW),
+            ImportRecords(w.store, w.store, memory, turn, ingest, w.store, ItemWriter(w.store, ingest), identity,
+                          lambda: NOW))
 
 
 def everything(export: ExportPage, limit: int = 2) -> list[dict]:
@@ -104,7 +107,7 @@ def test_only_what_the_caller_wrote_is_exported_and_policies_apply(world) -> Non
     bob_memory, *_ = tools(world, "bob")
     bob_memory(StoreMemoryRequest("Bob shares this with his team.", "fact", 1.0, None, Privacy("normal", "team")))
     team_reader = RequestContext(Principal("alice", teams=()))
-    assert everything(ExportPage(world.store, world.store, identity=lambda: team_reader, now=lambda: NOW)) == []
+    assert everything(ExportPage(world.store, world.store, world.store, identity=lambda: team_reader, now=lambda: NOW)) == []
     assert [r["content"] for r in everything(bobs_export)] == ["Bob shares this with his team."]
 
     class Withhold:
@@ -113,7 +116,7 @@ def test_only_what_the_caller_wrote_is_exported_and_policies_apply(world) -> Non
         def filter_hits(self, hits, context):
             return [h for h in hits if h.type != "memory"]
 
-    withheld = ExportPage(world.store, world.store, [Withhold()], identity=bobs_export.identity, now=lambda: NOW)
+    withheld = ExportPage(world.store, world.store, world.store, [Withhold()], identity=bobs_export.identity, now=lambda: NOW)
     assert everything(withheld) == []
 
 
@@ -136,3 +139,37 @@ def test_the_same_content_with_other_privacy_is_a_conflict(world) -> None:
         restore([{**record, "sensitivity": "sensitive"}])
     assert refused.value.field == "id"
     assert restore([record]) == {"added": 0, "unchanged": 1, "expired": 0}
+
+
+def test_project_documents_go_out_with_every_version_and_come_back_searchable(world, aworld) -> None:
+    from domain.documents.model import canonical_item_id
+    from domain.documents.usecases import draft
+
+    *_, ingest, export, _ = tools(world)
+    writer = ItemWriter(world.store, ingest)
+    for text in ("# Spec\n\nFirst take.", "# Spec\n\nSecond take, with auth."):
+        writer.write(draft("atlas", canonical_item_id("atlas", "app"), "spec", "App spec", text, ("auth",), "app",
+                           "app_spec"))
+    writer.write(draft("zeus", "doc_" + "1" * 32, "decision", "Use Postgres", "We use Postgres.", ()))
+    records = everything(export)
+    assert [(r["kind"], r.get("project"), r.get("version_num")) for r in records] == [
+        ("document", "atlas", 1), ("document", "atlas", 2), ("document", "zeus", 1)]  # no documents artifacts
+    assert records[1]["canonical_key"] == "app" and records[1]["tags"] == ["auth"]
+    _, _, ingest_b, export_b, restore_b = tools(aworld)
+    assert restore_b(records[:1]) == {"added": 1, "unchanged": 0, "expired": 0}
+    assert restore_b(records) == {"added": 2, "unchanged": 1, "expired": 0}
+    assert everything(export_b) == records
+    latest = aworld.store.item_version("atlas", canonical_item_id("atlas", "app"))
+    assert latest.version_num == 2 and latest.created_at == records[1]["created_at"]
+    projected = [a for _, a, _ in aworld.store.versions.values() if a.source_system == "documents"]
+    assert sorted(a.labels["version_num"] for a in projected) == ["1", "2"]  # each item's newest, searchable
+    with pytest.raises(ValidationError) as refused:
+        restore_b([{**records[2], "version_num": 3}], first_line=4)
+    assert refused.value.field == "version_num"
+    with pytest.raises(ValidationError) as refused:
+        restore_b([{**records[0], "content": "# Spec\n\nRewritten."}], first_line=2)
+    assert refused.value.field == "version_num" and "other content" in refused.value.message
+    *_, bobs = tools(aworld, "bob", projects=("zeus",))
+    with pytest.raises(ValidationError) as refused:
+        bobs(records[:1], check=True)
+    assert refused.value.field == "project"
