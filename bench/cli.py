@@ -1,4 +1,4 @@
-"""``memtrove-bench locomo|facts|passages|scale|switch``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench locomo|facts|passages|scale|switch|console``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
 
 Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
 """
@@ -83,10 +83,29 @@ def parser() -> argparse.ArgumentParser:
         suite.add_argument("--models", type=local_models, default=(), metavar="A,B",
                            help="run the whole benchmark once per local model, in this run, each on a store "
                                 "of its own (<store>/<model>): e.g. minilm,e5-small")
+    console = suites.add_parser("console", help="the memtrove command and the page, timed as a user runs them")
+    what = console.add_subparsers(dest="what", required=True)
+    folder = what.add_parser("folder", help="memtrove ingest of a folder on the default model, then again")
+    folder.add_argument("--docs", type=Path, default=Path("/usr/share/doc/python3.11/html/_sources/library"),
+                        help="the folder's source (default: Python's library documentation, python3-doc)")
+    folder.add_argument("--files", type=int, default=300, help="files taken from it, by name (default 300)")
+    folder.add_argument("--store", type=Path, default=None, metavar="DIR", help="keep the data dir here")
+    folder.add_argument("--out", type=Path, default=Path("console-folder.json"), help="where to write the JSON report")
+    kept = what.add_parser("store", help="export, import and the page's render times on a memtrove-bench scale store")
+    kept.add_argument("--store", type=Path, required=True, metavar="DIR", help="a store memtrove-bench scale built")
+    kept.add_argument("--dimensions", type=int, default=256, help="its stand-in embedder's (default 256)")
+    kept.add_argument("--requests", type=int, default=40, help="GETs of each page (default 40)")
+    kept.add_argument("--out", type=Path, default=Path("console-store.json"), help="where to write the JSON report")
     return root
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.suite == "console":
+        from bench import console
+
+        if args.what == "folder":
+            return console.folder(args.docs, args.files, args.out, args.store)
+        return console.store(args.store, args.dimensions, args.requests, args.out)
     if args.suite == "scale":
         from bench import scale
 
