@@ -31,11 +31,15 @@ class InMemoryTokens(TokenStore):
             self.tokens[token_id] = (TokenInfo(token_id, principal, label, created_at), token_hash)
 
     def principal_for_hash(self, token_hash: str) -> Principal | None:
+        found = self.token_for_hash(token_hash)
+        return None if found is None else found.principal
+
+    def token_for_hash(self, token_hash: str) -> TokenInfo | None:
         given = token_hash.encode()
         with self._tokens_lock:
             # Every hash is compared, each in constant time: as slow for a miss as for a hit.
             found = [info for info, kept in self.tokens.values() if hmac.compare_digest(kept.encode(), given)]
-        return found[0].principal if found and found[0].revoked_at is None else None
+        return found[0] if found and found[0].revoked_at is None else None
 
     def list_tokens(self) -> list[TokenInfo]:
         with self._tokens_lock:

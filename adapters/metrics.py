@@ -60,6 +60,9 @@ class Metrics:
                                   ["operation", "status"], registry=self.registry)
         self.vector_latency = Histogram("memtrove_vector_operation_seconds", "Vector index operation latency",
                                         ["operation"], buckets=BUCKETS, registry=self.registry)
+        self.clients = Counter("memtrove_client_calls", "Tool calls by client (its token's id, or the page) and "
+                               "kind (read, write, refused)", ["client", "kind"], registry=self.registry)
+        self.last_seen: dict[str, float] = {}  # client -> epoch of its last call (the page shows it)
         if backlog is not None:
             self.backlog.set_function(backlog)
 
@@ -89,6 +92,20 @@ class Metrics:
             self.withheld.labels(tool).inc(withheld)
         for action, reason in denials:
             self.denials.labels(action, reason).inc()
+
+    def observe_client(self, client: str, writes: bool, status: str) -> None:
+        """A call through ``client`` (a token's id, "shared token" or "page"), as a read, write or refusal."""
+        self.clients.labels(client[:40], "refused" if status != "ok" else "write" if writes else "read").inc()
+        self.last_seen[client[:40]] = time.time()
+
+    def client_calls(self) -> dict[str, dict[str, int]]:
+        """Calls per client since the server started: {client: {"read": n, "write": n, "refused": n}}."""
+        found: dict[str, dict[str, int]] = {}
+        for family in self.clients.collect():
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    found.setdefault(sample.labels["client"], {})[sample.labels["kind"]] = int(sample.value)
+        return found
 
     def observe_job(self, job: str, seconds: float, failed: bool = False) -> None:
         if failed:

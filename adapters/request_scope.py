@@ -22,9 +22,10 @@ def current() -> RequestContext:
 
 
 @contextmanager
-def scope(principal: Principal) -> Iterator[RequestContext]:
-    """``principal``'s request context (with a fresh request id), current until the block ends."""
-    context = RequestContext(principal=principal, request_id=uuid.uuid4().hex[:16])
+def scope(principal: Principal, via: str | None = None) -> Iterator[RequestContext]:
+    """``principal``'s request context (with a fresh request id; ``via``: the client's token or page),
+    current until the block ends."""
+    context = RequestContext(principal=principal, request_id=uuid.uuid4().hex[:16], via=via)
     token = _current.set(context)
     try:
         yield context

@@ -77,10 +77,14 @@ class SqlTokens(TokenStore):
                                                    created_at=created_at, **principal_columns(principal)))
 
     def principal_for_hash(self, token_hash: str) -> Principal | None:
+        found = self.token_for_hash(token_hash)
+        return None if found is None else found.principal
+
+    def token_for_hash(self, token_hash: str) -> TokenInfo | None:
         with self._read() as conn:  # type: ignore[attr-defined]
             row = conn.execute(select(api_tokens).where(api_tokens.c.token_hash == token_hash,
                                                         api_tokens.c.revoked_at.is_(None))).mappings().first()
-        return None if row is None else principal_of(row)
+        return None if row is None else TokenInfo(row["token_id"], principal_of(row), row["label"], row["created_at"])
 
     def list_tokens(self) -> list[TokenInfo]:
         with self._read() as conn:  # type: ignore[attr-defined]

@@ -29,8 +29,9 @@ def audit(action: str, collection: str, ids: Sequence[str], ts: str, actor: str 
           **detail: object) -> AuditEntry:
     """An audit entry; ``actor`` is the caller (its request context or its user id), never content."""
     who = actor.actor if isinstance(actor, RequestContext) else actor
+    via = actor.via if isinstance(actor, RequestContext) else None
     return AuditEntry(action=action, collection=collection, item_ids=tuple(ids), actor=who,
-                      ts=ts, detail=dict(detail))
+                      ts=ts, detail={**detail, "via": via} if via else dict(detail))
 
 
 Planned = Sequence[tuple[str, Piece, dict[str, object]]]  # (record id, piece, metadata) per vector

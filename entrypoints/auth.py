@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import anyio
 from starlette.responses import JSONResponse
@@ -14,10 +15,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from domain.access.principal import Principal
 from domain.access.tokens import Authenticate
 from domain.ports.identity import TokenStore
-from entrypoints.mcp.identity import STATE_KEY
+from entrypoints.mcp.identity import STATE_KEY, VIA_KEY
 
-Authenticator = Callable[[str], Principal | None]
+@dataclass(frozen=True, slots=True)
+class Who:
+    """A request's caller: its principal, and the client it came through (a token's id, "shared token")."""
+
+    principal: Principal
+    via: str | None = None
+
+
+Authenticator = Callable[[str], Who | None]
 Anonymous = Callable[[], Principal | None]
+SHARED_TOKEN = "shared token"  # the client name of MEMTROVE_HTTP_TOKEN's requests
 TOKENS_SEEN_FOR = 60.0  # seconds a token once seen is assumed to exist still (see local_until_tokens)
 
 
@@ -32,18 +42,19 @@ class AuthMiddleware:
         self.authenticate = authenticate
         self.anonymous = anonymous
 
-    def who(self, secret: str | None) -> Principal | None:
+    def who(self, secret: str | None) -> Who | None:
         found = self.authenticate(secret) if secret else None
         if found is None and self.anonymous is not None:
-            return self.anonymous()
+            local = self.anonymous()
+            return None if local is None else Who(local)
         return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):  # lifespan: nobody is calling
             await self.app(scope, receive, send)
             return
-        principal = await anyio.to_thread.run_sync(self.who, bearer_secret(scope))
-        if principal is None:
+        caller = await anyio.to_thread.run_sync(self.who, bearer_secret(scope))
+        if caller is None:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
@@ -52,7 +63,10 @@ class AuthMiddleware:
             await response(scope, receive, send)
             return
         # A new state dict: the server's own may be shared with other requests.
-        await self.app({**scope, "state": {**scope.get("state", {}), STATE_KEY: principal}}, receive, send)
+        state = {**scope.get("state", {}), STATE_KEY: caller.principal}
+        if caller.via is not None:
+            state[VIA_KEY] = caller.via
+        await self.app({**scope, "state": state}, receive, send)
 
 
 def bearer_secret(scope: Scope) -> str | None:
@@ -68,14 +82,15 @@ def bearer_secret(scope: Scope) -> str | None:
 
 def http_authenticator(store: TokenStore, shared_token: str | None, shared_principal: Principal) -> Authenticator:
     """The shared MEMTROVE_HTTP_TOKEN names ``shared_principal``; any other secret, the principal of its
-    token in the store (while not revoked)."""
+    token in the store (while not revoked), through that token."""
     shared = shared_token.encode("utf-8") if shared_token else None
     from_store = Authenticate(store)
 
-    def authenticate(secret: str) -> Principal | None:
+    def authenticate(secret: str) -> Who | None:
         if shared is not None and hmac.compare_digest(secret.encode("utf-8", "surrogateescape"), shared):
-            return shared_principal
-        return from_store(secret)
+            return Who(shared_principal, SHARED_TOKEN)
+        token = from_store.token(secret)
+        return None if token is None else Who(token.principal, token.token_id)
 
     return authenticate
 

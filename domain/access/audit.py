@@ -21,6 +21,7 @@ class AuditQuery:
     collection: str | None = None
     since: str | None = None  # ISO-8601, inclusive
     until: str | None = None  # ISO-8601, exclusive
+    via: str | None = None  # the client: a token's id (its calls through the page too)
     limit: int = 100
 
 
@@ -38,7 +39,8 @@ class ReadAudit:
         actor = query.actor if me == LOCAL_USER else me
         kept: list[AuditEntry] = []
         for entry in self.log.recent(SCANNED):
-            if matches(entry, actor, query.action, query.collection, since, until):
+            if matches(entry, actor, query.action, query.collection, since, until) and (
+                    not query.via or query.via in str(entry.detail.get("via") or "")):
                 kept.append(entry)
                 if len(kept) == limit:
                     break

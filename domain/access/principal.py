@@ -84,6 +84,7 @@ class RequestContext:
 
     principal: Principal = field(default_factory=local_principal)
     request_id: str | None = None
+    via: str | None = None  # the client it came through: its token's id, "shared token", "page"; None: local
     scopes: tuple[str, ...] = ()
     tally: AccessTally = field(default_factory=AccessTally, compare=False, repr=False)
 

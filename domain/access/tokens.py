@@ -101,9 +101,14 @@ class Authenticate:
     store: TokenStore
 
     def __call__(self, secret: str) -> Principal | None:
+        found = self.token(secret)
+        return None if found is None else found.principal
+
+    def token(self, secret: str) -> TokenInfo | None:
+        """The live token the secret is of (its id names the client in the audit log)."""
         if not secret.startswith(SECRET_PREFIX) or len(secret) > MAX_SECRET or not secret.isascii():
             return None
-        principal = self.store.principal_for_hash(token_hash(secret))
-        if principal is not None and reserved(principal):
+        found = self.store.token_for_hash(token_hash(secret))
+        if found is not None and reserved(found.principal):
             return None  # made before such tokens were refused: never the owner, never every project
-        return principal
+        return found

@@ -32,6 +32,10 @@ class TokenStore(Protocol):
         """Whom the token of that hash names; None when there is none or it is revoked."""
         ...
 
+    def token_for_hash(self, token_hash: str) -> TokenInfo | None:
+        """The live token of that hash (its id and principal); None when there is none or it is revoked."""
+        ...
+
     def list_tokens(self) -> list[TokenInfo]:
         """Every token, revoked ones too, oldest first (then by id)."""
         ...

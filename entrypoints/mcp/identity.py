@@ -10,6 +10,7 @@ from typing import Any
 from domain.access.principal import Principal
 
 STATE_KEY = "memtrove_principal"
+VIA_KEY = "memtrove_via"  # the client a request came through (its token's id), when known
 
 
 def transport_principal(ctx: Any, local: Principal) -> Principal:
@@ -19,3 +20,12 @@ def transport_principal(ctx: Any, local: Principal) -> Principal:
     state = scope.get("state") if isinstance(scope, dict) else None
     found = state.get(STATE_KEY) if isinstance(state, dict) else None
     return found if isinstance(found, Principal) else local
+
+
+def transport_via(ctx: Any) -> str | None:
+    """The client (token id) of the HTTP request a call came on, if the auth middleware named one."""
+    request = getattr(getattr(ctx, "request_context", None), "request", None)
+    scope = getattr(request, "scope", None)
+    state = scope.get("state") if isinstance(scope, dict) else None
+    found = state.get(VIA_KEY) if isinstance(state, dict) else None
+    return found if isinstance(found, str) else None

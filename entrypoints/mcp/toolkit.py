@@ -99,12 +99,13 @@ class Toolbox:
         def call(**arguments: Any) -> CallToolResult:
             ctx = arguments.get("ctx") if wants_ctx else arguments.pop("ctx", None)
             principal = identity.transport_principal(ctx, self.local)
+            via = identity.transport_via(ctx)
 
             def check() -> None:  # before the store is looked at: bad input is bad input, store up or down
                 for field in required:
                     require_present(field, arguments.get(field))
             return run_tool(self.runtime, name, lambda: method(**arguments), meta, self.failure_of(name), principal,
-                            arguments, check)
+                            arguments, check, via)
 
         if not wants_ctx:  # the SDK injects the call's Context where the signature asks for it
             extra = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context | None)
@@ -115,17 +116,20 @@ class Toolbox:
 
 def run_tool(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta,
              failure: Failure, principal: Principal | None = None,
-             arguments: dict[str, Any] | None = None, check: Callable[[], None] | None = None) -> CallToolResult:
+             arguments: dict[str, Any] | None = None, check: Callable[[], None] | None = None,
+             via: str | None = None) -> CallToolResult:
     """One log line per call; domain errors become tool errors, an unexpected one a storage error. The
-    call runs as ``principal`` (the local owner if None), under a request id every log line carries;
-    ``check`` refuses bad input before the store is checked."""
-    with request_scope.scope(principal or local_principal(runtime.settings.memtrove_local_clearance)) as context, \
+    call runs as ``principal`` (the local owner if None) through ``via`` (its client's token), under a
+    request id every log line carries; ``check`` refuses bad input before the store is checked."""
+    who = principal or local_principal(runtime.settings.memtrove_local_clearance)
+    with request_scope.scope(who, via) as context, \
             logger.contextualize(request_id=context.request_id, actor=context.actor):
-        return _run(runtime, name, action, meta, failure, arguments or {}, context.tally, check)
+        return _run(runtime, name, action, meta, failure, arguments or {}, context.tally, check, via)
 
 
 def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta: ToolMeta, failure: Failure,
-         arguments: dict[str, Any], tally: AccessTally, check: Callable[[], None] | None) -> CallToolResult:
+         arguments: dict[str, Any], tally: AccessTally, check: Callable[[], None] | None,
+         via: str | None = None) -> CallToolResult:
     started = time.perf_counter()
     status = "ok"
     body: dict[str, Any] | None = None
@@ -154,3 +158,5 @@ def _run(runtime: Runtime, name: str, action: Callable[[], CallToolResult], meta
         logger.info("tool_call tool={} status={} latency_ms={:.1f}{}", name, status, seconds * 1000, access)
         runtime.metrics.observe_tool_call(name, status, seconds, arguments, meta.writes, body)
         runtime.metrics.observe_access(name, len(tally.withheld), tally.denials)
+        if via is not None:
+            runtime.metrics.observe_client(via, meta.writes, status)

@@ -64,7 +64,7 @@ class Ui:
         return HTMLResponse(html, status_code=status)
 
     async def tool(self, caller: Caller, name: str, **arguments: Any) -> dict[str, Any]:
-        return await self.call(caller.principal, name, **arguments)
+        return await self.call(caller.principal, name, caller.via, **arguments)
 
     async def form(self, request: Request, caller: Caller, max_part_size: int = 1024 * 1024) -> dict[str, Any]:
         """The posted form, once its CSRF token is checked (refused: 403, nothing done)."""

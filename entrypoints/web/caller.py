@@ -11,7 +11,7 @@ from typing import Any
 from mcp.server.mcpserver.tools import Tool
 
 from domain.access.principal import Principal
-from entrypoints.mcp.identity import STATE_KEY
+from entrypoints.mcp.identity import STATE_KEY, VIA_KEY
 from entrypoints.mcp.registry import TOOLSETS, build_tools, toolboxes
 from entrypoints.runtime import Runtime
 
@@ -34,8 +34,8 @@ class PageContext:
     client_capabilities = None
     request_id = "page"
 
-    def __init__(self, principal: Principal) -> None:
-        request = SimpleNamespace(scope={"state": {STATE_KEY: principal}})
+    def __init__(self, principal: Principal, via: str) -> None:
+        request = SimpleNamespace(scope={"state": {STATE_KEY: principal, VIA_KEY: via}})
         self.request_context = SimpleNamespace(request=request)
         self.session = self  # a key of its own for per-session caches
 
@@ -55,10 +55,13 @@ class ToolCaller:
     def __init__(self, runtime: Runtime) -> None:
         self.tools: dict[str, Tool] = {t.name: t for t in build_tools(toolboxes(runtime, list(TOOLSETS)))}
 
-    async def __call__(self, principal: Principal, name: str, **arguments: Any) -> dict[str, Any]:
-        """The tool's structured answer; ``ToolFailed`` when it refuses. Arguments left None are not sent."""
+    async def __call__(self, principal: Principal, name: str, via: str | None = None,
+                       **arguments: Any) -> dict[str, Any]:
+        """The tool's structured answer; ``ToolFailed`` when it refuses. Arguments left None are not sent.
+        ``via``: the token the page's caller signed in with (the page, by its name, else)."""
         sent = {k: v for k, v in arguments.items() if v is not None}
-        result = await self.tools[name].run(sent, PageContext(principal), convert_result=True)  # type: ignore[arg-type]
+        context = PageContext(principal, f"page ({via})" if via else "page")
+        result = await self.tools[name].run(sent, context, convert_result=True)  # type: ignore[arg-type]
         body = result.structured_content if isinstance(result.structured_content, Mapping) else {}
         if result.is_error:
             text = " ".join(getattr(c, "text", "") for c in result.content).strip()

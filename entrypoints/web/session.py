@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 from domain.access.principal import Principal
-from entrypoints.auth import Anonymous, Authenticator
+from entrypoints.auth import Anonymous, Authenticator, Who
 
 COOKIE = "memtrove_session"
 SESSION_FOR = 12 * 3600.0  # seconds a session lasts after its last use
@@ -37,6 +37,7 @@ class Caller:
     session_id: str | None  # None: by bearer header (no cookie, no CSRF needed)
     csrf: str | None
     new: bool = False  # the session was made by this request: its cookie is to be set
+    via: str | None = None  # the token it signed in with (its id), for the audit log
 
 
 class Sessions:
@@ -52,12 +53,12 @@ class Sessions:
         """The caller of a request (a store read: called off the event loop); None: nobody we know."""
         if bearer:
             found = self.authenticate(bearer)
-            return Caller(found, None, None) if found is not None else None
+            return Caller(found.principal, None, None, via=found.via) if found is not None else None
         session = self._get(cookie) if cookie else None
         if session is not None:
-            principal = self._principal_of(session)
-            if principal is not None:
-                return Caller(principal, cookie, session.csrf)
+            who = self._who(session)
+            if who is not None:
+                return Caller(who.principal, cookie, session.csrf, via=who.via)
             self.end(cookie)
         local = self.anonymous() if self.anonymous is not None else None
         if local is None:
@@ -67,10 +68,10 @@ class Sessions:
 
     def login(self, secret: str) -> tuple[str, Principal] | None:
         """A new session for the token ``secret``; None when it names nobody (missing, wrong or revoked)."""
-        principal = self.authenticate(secret) if secret else None
-        if principal is None:
+        found = self.authenticate(secret) if secret else None
+        if found is None:
             return None
-        return self._start(secret), principal
+        return self._start(secret), found.principal
 
     def end(self, session_id: str | None) -> None:
         with self._lock:
@@ -83,10 +84,11 @@ class Sessions:
             return True
         return bool(sent) and caller.csrf is not None and hmac.compare_digest(sent.encode(), caller.csrf.encode())
 
-    def _principal_of(self, session: Session) -> Principal | None:
+    def _who(self, session: Session) -> Who | None:
         if session.secret is not None:
             return self.authenticate(session.secret)
-        return self.anonymous() if self.anonymous is not None else None  # the owner's, until tokens exist
+        local = self.anonymous() if self.anonymous is not None else None  # the owner's, until tokens exist
+        return None if local is None else Who(local)
 
     def _get(self, session_id: str) -> Session | None:
         now = time.monotonic()

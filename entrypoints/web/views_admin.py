@@ -4,6 +4,8 @@ dir's owner only: a token's principal sees its own entries and no tokens)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import anyio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -65,7 +67,7 @@ def bar_chart(values: list[tuple[str, float]]) -> list[dict[str, object]]:
 
 async def audit(ui: Ui, request: Request, caller: Caller) -> Response:
     params = request.query_params
-    asked = {k: params.get(k, "").strip() for k in ("actor", "action", "collection", "since", "until")}
+    asked = {k: params.get(k, "").strip() for k in ("actor", "action", "collection", "since", "until", "via")}
     query = AuditQuery(**{k: v or None for k, v in asked.items()}, limit=200)
     owner = caller.principal.user_id == LOCAL_USER
     store = ui.runtime.app.adapters.store()
@@ -79,11 +81,24 @@ async def audit(ui: Ui, request: Request, caller: Caller) -> Response:
         entries, actors, tokens = await anyio.to_thread.run_sync(read)
     except MemtroveError as exc:
         raise ToolFailed(exc.message, getattr(exc, "field", None)) from exc
-    written: dict[str, int] = {}
-    for entry in entries:
-        written[entry.actor] = written.get(entry.actor, 0) + 1
+    usage = client_usage(ui.runtime.metrics, [t.token_id for t in tokens])
     return ui.page(request, caller, "audit.html", entries=entries, asked=asked, actors=actors, tokens=tokens,
-                   owner=owner, written=written)
+                   owner=owner, usage=usage)
+
+
+def client_usage(metrics: object, token_ids: list[str]) -> dict[str, dict[str, object]]:
+    """Per token, its calls since the server started (its own and the page's signed in with it), by kind,
+    and when it was last seen."""
+    calls = metrics.client_calls()  # type: ignore[attr-defined]
+    seen = metrics.last_seen  # type: ignore[attr-defined]
+    usage: dict[str, dict[str, object]] = {}
+    for token_id in token_ids:
+        names = (token_id, f"page ({token_id})")
+        kinds = {kind: sum(calls.get(name, {}).get(kind, 0) for name in names) for kind in ("read", "write", "refused")}
+        last = max((seen[name] for name in names if name in seen), default=None)
+        usage[token_id] = {**kinds, "last_seen": None if last is None else
+                           datetime.fromtimestamp(last, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")}
+    return usage
 
 
 async def revoke(ui: Ui, request: Request, caller: Caller) -> Response:

@@ -46,6 +46,10 @@ class TokenStoreContract:
         assert store.principal_for_hash(digest(1)) == ALICE and store.principal_for_hash(digest(2)) == BOB
         assert store.principal_for_hash(digest(3)) is None
         assert store.principal_for_hash("tok_000000000001") is None  # an id is no hash
+        assert store.token_for_hash(digest(1)) == TokenInfo("tok_000000000001", ALICE, "laptop", at(1))
+        assert store.token_for_hash(digest(3)) is None
+        store.revoke_token("tok_000000000002", at(3))
+        assert store.token_for_hash(digest(2)) is None
 
     def test_principals_come_back_exactly(self, store: TokenStore) -> None:
         """Teams in their order, org or None, every clearance, projects None (all) apart from () (none)."""

@@ -225,6 +225,13 @@ def test_the_owner_revokes_a_token_from_the_page(browser, guarded, shots: Path) 
     owner = page_of(browser, server.base_url)
     sign_in(owner, secrets["owner"])
     owner.goto("/ui/audit")
+    bobs = owner.locator("#tokens tr", has_text=secrets["bob_id"])
+    reads, writes, refused = (int(n) for n in bobs.locator("td").nth(4).inner_text().split(" · "))
+    assert writes >= 1 and bobs.locator("td").nth(5).inner_text() != "—"  # his memory_store, through his token
+    bobs.get_by_role("link", name=secrets["bob_id"]).click()
+    row = owner.locator("#audit tbody tr").first.inner_text().split("\t")
+    assert row[1:3] == ["bob", "store"] and row[5] == secrets["bob_id"]  # the client it came through
+    owner.goto("/ui/audit")
     owner.once("dialog", lambda dialog: dialog.accept())
     owner.get_by_role("button", name=f"Revoke {secrets['carol_id']}").click()
     assert owner.get_by_role("status").inner_text() == f"Revoked {secrets['carol_id']}."

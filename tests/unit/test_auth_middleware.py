@@ -19,8 +19,8 @@ from adapters.memory_tokens import InMemoryTokens
 from domain.access.principal import Principal, local_principal
 from domain.access.tokens import CreateToken, RevokeToken
 from domain.errors import ValidationError
-from entrypoints.auth import AuthMiddleware, bearer_secret, http_authenticator, local_until_tokens
-from entrypoints.mcp.identity import STATE_KEY
+from entrypoints.auth import AuthMiddleware, bearer_secret, http_authenticator, local_until_tokens, Who
+from entrypoints.mcp.identity import STATE_KEY, VIA_KEY
 
 ALICE = Principal("alice", teams=("eng",), org="acme", clearance="sensitive", projects=("web",))
 OWNER = local_principal("highly_sensitive")
@@ -146,7 +146,7 @@ def test_the_principal_goes_in_a_new_state_dict(store: InMemoryTokens) -> None:
     issued = CreateToken(store)(ALICE)
     lookups: list[int] = []
 
-    def authenticate(secret: str) -> Principal | None:
+    def authenticate(secret: str) -> Who | None:
         lookups.append(threading.get_ident())
         return http_authenticator(store, None, OWNER)(secret)
 
@@ -156,7 +156,8 @@ def test_the_principal_goes_in_a_new_state_dict(store: InMemoryTokens) -> None:
     headers = [(b"authorization", f"Bearer {issued.secret}".encode())]
     run_raw(middleware, http_scope(headers, state=server_state))
     run_raw(middleware, http_scope(headers))  # no state at all: one is made
-    assert [s["state"] for s in app.scopes] == [{"other": 1, STATE_KEY: ALICE}, {STATE_KEY: ALICE}]
+    via = {VIA_KEY: issued.token_id}  # the client, named by its token's id (the audit log says it)
+    assert [s["state"] for s in app.scopes] == [{"other": 1, STATE_KEY: ALICE, **via}, {STATE_KEY: ALICE, **via}]
     assert server_state == {"other": 1}  # the server's dict is not written to
     assert lookups and threading.get_ident() not in lookups  # the store lookup ran off the event loop
 

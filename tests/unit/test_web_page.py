@@ -8,6 +8,7 @@ from prometheus_client import CollectorRegistry, Histogram
 
 from domain.access.principal import Principal
 from domain.errors import ValidationError
+from entrypoints.auth import Who
 from entrypoints.web.app import filesize, highlight
 from entrypoints.web.session import Sessions
 from entrypoints.web.views_admin import bar_chart, latency_rows
@@ -21,8 +22,9 @@ class Tokens:
         self.live = {"bob-secret": BOB}
         self.owner_open = True
 
-    def authenticate(self, secret: str) -> Principal | None:
-        return self.live.get(secret)
+    def authenticate(self, secret: str) -> Who | None:
+        found = self.live.get(secret)
+        return None if found is None else Who(found, "tok_" + secret[:4])
 
     def anonymous(self) -> Principal | None:
         return LOCAL if self.owner_open else None
@@ -35,6 +37,7 @@ def test_a_token_session_ends_when_its_token_is_revoked() -> None:
     session_id, principal = sessions.login("bob-secret")
     caller = sessions.resolve(None, session_id)
     assert principal == BOB and caller is not None and caller.principal == BOB and not caller.new
+    assert caller.via == "tok_bob-"  # the token it signed in with: its writes are audited as through it
     del tokens.live["bob-secret"]
     assert sessions.resolve(None, session_id) is None
     assert sessions.resolve(None, session_id) is None  # ended, not only refused once
