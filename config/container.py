@@ -25,6 +25,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.resume import ResumeIngests
 from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
+from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory
 from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, StoreMemory
 from domain.search.ranking import Ranker
@@ -198,6 +199,8 @@ class UseCases(containers.DeclarativeContainer):
         tokenizer=adapters.tokenizer, identity=identity)
     get_history = providers.Factory(GetHistory, store=adapters.store, policies=plugins.privacy_policies,
                                    identity=identity)
+    list_conversations = providers.Factory(ListConversations, store=adapters.store,
+                                           policies=plugins.privacy_policies, identity=identity)
     embedding_health = providers.Factory(EmbeddingHealth, embedder=adapters.embedder, vectors=adapters.vectors,
                                          catch_up=sync_vectors.provided.catch_up, identity=identity)
 

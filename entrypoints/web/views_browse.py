@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -65,14 +66,18 @@ async def conversation(ui: Ui, request: Request, caller: Caller) -> Response:
                    earlier=page["next_cursor"])
 
 
-async def conversation_open(ui: Ui, request: Request, caller: Caller) -> Response:
-    return ui.page(request, caller, "conversations.html")
+async def conversations(ui: Ui, request: Request, caller: Caller) -> Response:
+    page = await ui.tool(caller, "conversation_list", limit=PAGE, cursor=request.query_params.get("cursor") or None)
+    return ui.page(request, caller, "conversations.html", rows=page["results"], next_cursor=page["next_cursor"])
 
 
 async def document(ui: Ui, request: Request, caller: Caller) -> Response:
     key = request.query_params.get("key", "").strip()
     if not key:
-        return ui.page(request, caller, "documents.html", key="", doc=None, versions=[], diff=None)
+        project = ui.runtime.settings.memtrove_project
+        items = await anyio.to_thread.run_sync(_latest_items, ui, caller, project)
+        return ui.page(request, caller, "documents.html", key="", doc=None, versions=[], diff=None, items=items,
+                       project=project)
     version = _number(request.query_params.get("v"))
     doc = await ui.tool(caller, "canonical_get", canonicalKey=key, versionNum=version)
     latest = int(doc.get("latestVersion") or doc.get("versionNum") or 1)
@@ -100,6 +105,13 @@ async def sessions(ui: Ui, request: Request, caller: Caller) -> Response:
                    iteration=iteration, entries=entries)
 
 
+def _latest_items(ui: Ui, caller: Caller, project: str) -> list[Any]:
+    """The project's items, newest version of each (as its resources list them), for a caller of the project."""
+    if not caller.principal.in_project(project):
+        return []
+    return ui.runtime.app.adapters.store().latest_items(project, limit=200)
+
+
 def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
     for key in ("results", "sessions", "memories", "items"):
         if isinstance(answer.get(key), list):
@@ -120,7 +132,7 @@ ROUTES = [
     ("/memories/{memory_id}", memory, ["GET"]),
     ("/artifacts", artifacts, ["GET"]),
     ("/artifacts/{artifact_id}", artifact, ["GET"]),
-    ("/conversations", conversation_open, ["GET"]),
+    ("/conversations", conversations, ["GET"]),
     ("/conversations/{conversation_id:path}", conversation, ["GET"]),
     ("/documents", document, ["GET"]),
     ("/sessions", sessions, ["GET"]),

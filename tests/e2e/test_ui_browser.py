@@ -49,13 +49,20 @@ def browser() -> Iterator[object]:
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A loopback server with no token: the local owner's, through a session cookie."""
     data = tmp_path_factory.mktemp("ui-local") / "data"
-    with http_server(data) as server:
+    with http_server(data, {"MEMTROVE_TOOLSETS": "all"}) as server:
         with blocking(http_session(server.mcp_url)) as client:
             call(client, "memory_store", content="Alice prefers green tea over coffee", type="preference",
                         confidence=0.9)
             call(client, "memory_store", content="The team standup moved to 9:30", type="fact", confidence=0.8)
             call(client, "artifact_ingest", artifact_type="doc", source_system="wiki", source_id="kettle.md",
                         title="Kettle guide", content=GUIDE)
+            for i, text in enumerate(("Which kettle should we buy?", "The steel one with a thermostat.")):
+                call(client, "history_append", conversation_id="kitchen/kettle", role=("user", "assistant")[i],
+                     content=text, turn_index=i, ts=f"2026-03-0{i + 1}T09:00:00Z")
+            call(client, "canonical_upsert", canonicalKey="kettle", docClass="app_spec", title="Kettle spec",
+                 contentMarkdown="# Kettle\n\nBoils at 100 degrees.", idempotencyKey="k1")
+            call(client, "canonical_upsert", canonicalKey="kettle", docClass="app_spec", title="Kettle spec",
+                 contentMarkdown="# Kettle\n\nBoils at 100 degrees, keeps warm at 80.", idempotencyKey="k2")
         yield server
 
 
@@ -86,6 +93,22 @@ def test_search_opens_the_passage_highlighted(browser, local, shots: Path) -> No
     assert "eighty degrees" in passage.inner_text()
     assert page.locator("[aria-current=true] .heading").inner_text().endswith("Green tea")
     page.screenshot(path=str(shots / "artifact.png"), full_page=True)
+
+
+def test_browse_a_conversation_and_a_documents_versions(browser, local, shots: Path) -> None:
+    page = page_of(browser, local.base_url)
+    page.goto("/ui/conversations")
+    row = page.locator("#conversations tr", has_text="kitchen/kettle")
+    assert row.locator("td").nth(1).inner_text() == "2"
+    row.get_by_role("link", name="kitchen/kettle").click()
+    assert page.locator(".turn").all_inner_texts()[1].endswith("The steel one with a thermostat.")
+    page.screenshot(path=str(shots / "conversation.png"), full_page=True)
+    page.goto("/ui/documents")
+    page.locator("#documents").get_by_role("link", name="Kettle spec").click()
+    page.get_by_label("Compare with").select_option("1")
+    page.get_by_role("button", name="Show").click()
+    assert "+Boils at 100 degrees, keeps warm at 80." in page.locator("pre.diff").inner_text()
+    page.screenshot(path=str(shots / "document.png"), full_page=True)
 
 
 def test_edit_a_memory_and_a_bad_field_is_refused_beside_it(browser, local, shots: Path) -> None:

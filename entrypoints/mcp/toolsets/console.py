@@ -13,6 +13,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from domain.artifacts.catalog import ListArtifacts, StoreCounts
+from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory, MemoryChange
 from domain.model import MEMORY_TYPES
 from domain.transfer.usecases import ExportPage, ImportRecords
@@ -125,3 +126,20 @@ class ConsoleTools(Toolbox):
         return render.ok({"id": edited.id, "updated": True, "memory_type": edited.type,
                           "confidence": edited.confidence, "ts": edited.ts, **render.privacy(edited)},
                          f"Updated memory [{edited.id}]: {render.preview(edited.content)}")
+
+    @tool("List the conversations you may see, by id: turns, first and last time, the last turn.",
+          annotations=READ_ONLY, needs_store=False)
+    def conversation_list(
+        self,
+        limit: Annotated[int, Field(description="Max conversations, 1-100")] = 25,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page, to read on")] = None,
+    ) -> CallToolResult:
+        page = self.use(ListConversations)()(limit, cursor)
+        rows = [{"conversation_id": c.conversation_id, "turns": c.turns, "first_ts": c.first_ts,
+                 "last_ts": c.last_ts, "last_role": c.last.role, "last_content": render.preview(c.last.content, 200)}
+                for c in page]
+        lines = [f"Found {len(rows)} conversations:",
+                 *(f"{r['conversation_id']}: {r['turns']} turns, {r['first_ts']} to {r['last_ts']}" for r in rows)]
+        if page.next_cursor:
+            lines.append(f"More: call again with cursor={page.next_cursor}")
+        return render.ok({"count": len(rows), "results": rows, "next_cursor": page.next_cursor}, "\n".join(lines))
