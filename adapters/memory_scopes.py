@@ -11,6 +11,7 @@ from adapters.vector_math import matches
 from domain.access.rules import access_metadata
 from adapters.memory_tokens import InMemoryTokens
 from adapters.memory_documents import InMemoryDocuments
+from adapters.memory_graph import InMemoryGraph
 from domain.model import TAG_PREFIX, TAGS, Artifact, AuditEntry, EmbeddingProfile
 from domain.ports import ArtifactScopes, Filter, ReembedLedger
 from domain.validation import epoch, iso
@@ -85,7 +86,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
         return super().delete_artifact(artifact_id, entry)
 
 
-class InMemoryStore(InMemoryTokens, InMemoryDocuments, InMemoryScopedArtifacts, ReembedLedger):
+class InMemoryStore(InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryScopedArtifacts, ReembedLedger):
     """Every store port as dicts, including the re-embedding ledger."""
 
     def __init__(self) -> None:

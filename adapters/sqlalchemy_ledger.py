@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import Column, String, Table, delete, func, insert, select
 
 from adapters.sqlalchemy_documents import SqlDocuments
+from adapters.sqlalchemy_graph import SqlGraph
 from adapters.sqlalchemy_tokens import SqlTokens
 from adapters.sqlalchemy_scopes import SqlScopedArtifacts
 from adapters.sqlalchemy_store import audit, metadata, put_meta, store_meta
@@ -22,7 +23,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlTokens, SqlDocuments, SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlTokens, SqlDocuments, SqlGraph, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

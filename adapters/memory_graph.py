@@ -1,0 +1,108 @@
+"""The knowledge graph as lists per owner: the in-memory fake of GraphStore (same contract suite)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from domain.graph.model import Entity, Relation
+from domain.model import AuditEntry
+from domain.ports.graph import GraphStore
+
+
+class InMemoryGraph(GraphStore):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super(GraphStore, self).__init__(*args, **kwargs)  # the other bases' (see InMemoryTokens)
+        self._graph_lock = threading.Lock()
+        self.graph_entities: dict[str, list[Entity]] = {}
+        self.graph_relations: dict[str, list[Relation]] = {}
+        self.graph_audit: list[AuditEntry] = []
+
+    def _log(self, entry: AuditEntry) -> None:
+        log = getattr(self, "audit", None)  # the store's audit log, when this is mixed into the store
+        (log if isinstance(log, list) else self.graph_audit).append(entry)
+
+    def create_entities(self, owner: str, entities: Sequence[Entity], entry: AuditEntry) -> list[Entity]:
+        with self._graph_lock:
+            held = self.graph_entities.setdefault(owner, [])
+            names = {e.name for e in held}
+            made = []
+            for entity in entities:
+                if entity.name not in names:
+                    names.add(entity.name)
+                    made.append(Entity(entity.name, entity.entity_type, tuple(dict.fromkeys(entity.observations))))
+            held += made
+            self._log(entry)
+            return made
+
+    def create_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> list[Relation]:
+        with self._graph_lock:
+            held = self.graph_relations.setdefault(owner, [])
+            made = [r for r in dict.fromkeys(relations) if r not in held]
+            held += made
+            self._log(entry)
+            return made
+
+    def add_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]],
+                         entry: AuditEntry) -> list[tuple[str, list[str]]] | str:
+        with self._graph_lock:
+            held = {e.name: i for i, e in enumerate(self.graph_entities.get(owner, []))}
+            missing = next((name for name, _ in items if name not in held), None)
+            if missing is not None:
+                return missing
+            entities = self.graph_entities[owner]
+            added = []
+            for name, contents in items:
+                entity = entities[held[name]]
+                new = [c for c in dict.fromkeys(contents) if c not in entity.observations]
+                entities[held[name]] = Entity(entity.name, entity.entity_type, (*entity.observations, *new))
+                added.append((name, new))
+            self._log(entry)
+            return added
+
+    def delete_entities(self, owner: str, names: Sequence[str], entry: AuditEntry) -> None:
+        gone = set(names)
+        with self._graph_lock:
+            self.graph_entities[owner] = [e for e in self.graph_entities.get(owner, []) if e.name not in gone]
+            self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, [])
+                                           if r.source not in gone and r.target not in gone]
+            self._log(entry)
+
+    def delete_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]], entry: AuditEntry) -> None:
+        with self._graph_lock:
+            entities = self.graph_entities.get(owner, [])
+            for name, contents in items:
+                for i, entity in enumerate(entities):
+                    if entity.name == name:
+                        kept = tuple(o for o in entity.observations if o not in set(contents))
+                        entities[i] = Entity(entity.name, entity.entity_type, kept)
+            self._log(entry)
+
+    def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None:
+        gone = set(relations)
+        with self._graph_lock:
+            self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, []) if r not in gone]
+            self._log(entry)
+
+    def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,
+                 limit: int | None = None) -> list[Entity]:
+        with self._graph_lock:
+            held = list(self.graph_entities.get(owner, []))
+        if names is not None:
+            wanted = set(names)
+            held = [e for e in held if e.name in wanted]
+        return held[after:None if limit is None else after + limit]
+
+    def relations(self, owner: str, touching: Sequence[str] | None = None) -> list[Relation]:
+        with self._graph_lock:
+            held = list(self.graph_relations.get(owner, []))
+        if touching is None:
+            return held
+        names = set(touching)
+        return [r for r in held if r.source in names or r.target in names]
+
+    def match_entities(self, owner: str, text: str) -> list[str]:
+        needle = text.lower()
+        return [e.name for e in self.entities(owner) if needle in e.name.lower() or needle in e.entity_type.lower()
+                or any(needle in o.lower() for o in e.observations)]

@@ -1,0 +1,100 @@
+"""The GraphStore contract (the reference memory server's semantics, per owner) against the in-memory
+fake, a SQLite file and a real PostgreSQL server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.memory_scopes import InMemoryStore
+from adapters.sqlalchemy_ledger import SqlStore
+from adapters.sqlalchemy_store import make_engine
+from domain.graph.model import Entity, Relation
+from domain.model import AuditEntry
+from domain.ports.graph import GraphStore
+
+AUDIT = AuditEntry(action="graph", collection="graph", item_ids=(), actor="t", ts="2026-01-01T00:00:00Z", detail={})
+ALICE = Entity("Alice", "person", ("works at Acme Corp", "likes tea"))
+BOB = Entity("Bob", "person", ("plays chess",))
+ACME = Entity("Acme Corp", "organization", ())
+
+
+class GraphStoreContract:
+    @pytest.fixture
+    def store(self) -> GraphStore:
+        raise NotImplementedError
+
+    def seeded(self, store: GraphStore) -> GraphStore:
+        store.create_entities("u1", [ALICE, BOB, ACME], AUDIT)
+        store.create_relations("u1", [Relation("Alice", "Acme Corp", "works_at"), Relation("Alice", "Bob", "knows"),
+                                      Relation("Bob", "Charlie", "knows")], AUDIT)
+        return store
+
+    def test_entities_are_created_once_by_name_in_order(self, store) -> None:
+        assert isinstance(store, GraphStore)
+        assert store.create_entities("u1", [ALICE, BOB], AUDIT) == [ALICE, BOB]
+        again = Entity("Alice", "robot", ("other",))
+        assert store.create_entities("u1", [again, ACME, Entity("Acme Corp", "x")], AUDIT) == [ACME]
+        assert store.entities("u1") == [ALICE, BOB, ACME]  # the first Alice kept as she was
+        assert store.entities("u1", after=1, limit=1) == [BOB] and store.entities("u1", ["Acme Corp", "Zed"]) == [ACME]
+        assert store.entities("u2") == []  # another owner's graph is its own
+        assert store.create_entities("u2", [again], AUDIT) == [again]
+
+    def test_relations_are_created_once_even_dangling(self, store) -> None:
+        self.seeded(store)
+        knows = Relation("Alice", "Bob", "knows")
+        assert store.create_relations("u1", [knows, Relation("Bob", "Alice", "knows")], AUDIT) == [
+            Relation("Bob", "Alice", "knows")]
+        assert store.relations("u1", touching=["Charlie"]) == [Relation("Bob", "Charlie", "knows")]
+        assert len(store.relations("u1")) == 4 and store.relations("u2") == []
+
+    def test_observations_are_added_all_or_nothing(self, store) -> None:
+        self.seeded(store)
+        assert store.add_observations("u1", [("Bob", ["plays chess", "owns a cat", "owns a cat"]), ("Alice", [])],
+                                      AUDIT) == [("Bob", ["owns a cat"]), ("Alice", [])]
+        assert store.add_observations("u1", [("Bob", ["rides a bike"]), ("Nobody", ["x"])], AUDIT) == "Nobody"
+        assert store.entities("u1", ["Bob"])[0].observations == ("plays chess", "owns a cat")  # nothing written
+        assert store.add_observations("u2", [("Bob", ["x"])], AUDIT) == "Bob"
+
+    def test_deleting_an_entity_takes_its_relations_and_unknowns_do_nothing(self, store) -> None:
+        self.seeded(store)
+        store.delete_entities("u1", ["Bob", "Nobody"], AUDIT)
+        assert [e.name for e in store.entities("u1")] == ["Alice", "Acme Corp"]
+        assert store.relations("u1") == [Relation("Alice", "Acme Corp", "works_at")]
+        store.delete_observations("u1", [("Alice", ["likes tea", "never said"]), ("Nobody", ["x"])], AUDIT)
+        assert store.entities("u1", ["Alice"])[0].observations == ("works at Acme Corp",)
+        store.delete_relations("u1", [Relation("Alice", "Acme Corp", "works_at"), Relation("A", "B", "c")], AUDIT)
+        assert store.relations("u1") == []
+
+    def test_match_is_any_case_on_name_type_or_observation(self, store) -> None:
+        self.seeded(store)
+        assert store.match_entities("u1", "ALICE") == ["Alice"]
+        assert store.match_entities("u1", "acme") == ["Alice", "Acme Corp"]  # her observation, its name
+        assert store.match_entities("u1", "PERSON") == ["Alice", "Bob"]
+        assert store.match_entities("u1", "100%_") == [] and store.match_entities("u2", "alice") == []
+        assert store.match_entities("u1", "") == ["Alice", "Bob", "Acme Corp"]
+
+
+class TestInMemoryGraphStore(GraphStoreContract):
+    @pytest.fixture
+    def store(self):
+        return InMemoryStore()
+
+
+class TestSqliteGraphStore(GraphStoreContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path):
+        store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
+        yield store
+        store.close()
+
+
+class TestPostgresGraphStore(GraphStoreContract):
+    @pytest.fixture
+    def store(self, postgres_url: str):
+        from tests.support.postgres import fresh_database
+
+        store = SqlStore(make_engine(fresh_database(postgres_url)))
+        yield store
+        store.close()
