@@ -25,6 +25,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.resume import ResumeIngests
 from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
+from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory
 from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, StoreMemory
@@ -191,6 +192,7 @@ class UseCases(containers.DeclarativeContainer):
     get_memory = providers.Factory(GetMemory, store=adapters.store, policies=plugins.privacy_policies,
                                    identity=identity)
     delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
+    knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, identity=identity)
     edit_memory = providers.Factory(
         EditMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer,
         identity=identity)

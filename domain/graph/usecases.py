@@ -1,0 +1,168 @@
+"""The knowledge graph's use cases, as the MCP reference memory server behaves (its tools' names and
+results are the graph toolset's): each caller reads and writes a graph of its own. Input is checked
+whole first (a bad field names its place, e.g. ``entities[2].name``) and nothing is written then."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.access.principal import Identity
+from domain.common import Clock, audit, utc_now
+from domain.errors import NotFoundError, ValidationError
+from domain.graph.model import Entity, Graph, Relation
+from domain.model import RequestContext
+from domain.ports.graph import GraphStore
+from domain.validation import require_int
+
+COLLECTION = "graph"
+MAX_ITEMS = 1000  # entities, relations or observation items in one call
+MAX_NAME = 500  # characters of a name, a type or a relation type
+MAX_OBSERVATION = 10_000  # characters of one observation
+
+
+def _text(where: str, value: object, limit: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(where, f"{where} must be a string")
+    if not value.strip() or len(value) > limit:
+        raise ValidationError(where, f"{where} must be 1-{limit} characters (got {len(value)})")
+    return value
+
+
+def _items(field: str, value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValidationError(field, f"{field} must be a list")
+    if len(value) > MAX_ITEMS:
+        raise ValidationError(field, f"{field} takes at most {MAX_ITEMS} items (got {len(value)})")
+    return value
+
+
+def _object(where: str, value: object, keys: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationError(where, f"{where} must be an object with {', '.join(keys)}")
+    return value
+
+
+def _strings(where: str, value: object, limit: int) -> list[str]:
+    return [_text(f"{where}[{i}]", v, limit) for i, v in enumerate(_items(where, value))]
+
+
+def entities_of(value: object) -> list[Entity]:
+    found = []
+    for i, item in enumerate(_items("entities", value)):
+        where = f"entities[{i}]"
+        raw = _object(where, item, ("name", "entityType", "observations"))
+        found.append(Entity(_text(f"{where}.name", raw.get("name"), MAX_NAME),
+                            _text(f"{where}.entityType", raw.get("entityType"), MAX_NAME),
+                            tuple(_strings(f"{where}.observations", raw.get("observations", []), MAX_OBSERVATION))))
+    return found
+
+
+def relations_of(value: object) -> list[Relation]:
+    found = []
+    for i, item in enumerate(_items("relations", value)):
+        where = f"relations[{i}]"
+        raw = _object(where, item, ("from", "to", "relationType"))
+        found.append(Relation(_text(f"{where}.from", raw.get("from"), MAX_NAME),
+                              _text(f"{where}.to", raw.get("to"), MAX_NAME),
+                              _text(f"{where}.relationType", raw.get("relationType"), MAX_NAME)))
+    return found
+
+
+def observation_items(field: str, value: object, key: str) -> list[tuple[str, list[str]]]:
+    found = []
+    for i, item in enumerate(_items(field, value)):
+        where = f"{field}[{i}]"
+        raw = _object(where, item, ("entityName", key))
+        found.append((_text(f"{where}.entityName", raw.get("entityName"), MAX_NAME),
+                      _strings(f"{where}.{key}", raw.get(key), MAX_OBSERVATION)))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeGraph:
+    store: GraphStore
+    clock: Clock = utc_now
+    identity: Identity = RequestContext
+
+    def create_entities(self, entities: object) -> list[Entity]:
+        given = entities_of(entities)
+        context = self.identity()
+        return self.store.create_entities(context.actor, given, self._entry("create_entities", context,
+                                                                            [e.name for e in given]))
+
+    def create_relations(self, relations: object) -> list[Relation]:
+        given = relations_of(relations)
+        context = self.identity()
+        return self.store.create_relations(context.actor, given, self._entry("create_relations", context,
+                                                                             [r.source for r in given]))
+
+    def add_observations(self, observations: object) -> list[tuple[str, list[str]]]:
+        given = observation_items("observations", observations, "contents")
+        context = self.identity()
+        added = self.store.add_observations(context.actor, given, self._entry("add_observations", context,
+                                                                              [n for n, _ in given]))
+        if isinstance(added, str):
+            raise NotFoundError(f"Entity with name {added} not found")
+        return added
+
+    def delete_entities(self, names: object) -> None:
+        given = _strings("entityNames", names, MAX_NAME)
+        context = self.identity()
+        self.store.delete_entities(context.actor, given, self._entry("delete_entities", context, given))
+
+    def delete_observations(self, deletions: object) -> None:
+        given = observation_items("deletions", deletions, "observations")
+        context = self.identity()
+        self.store.delete_observations(context.actor, given, self._entry("delete_observations", context,
+                                                                         [n for n, _ in given]))
+
+    def delete_relations(self, relations: object) -> None:
+        given = relations_of(relations)
+        context = self.identity()
+        self.store.delete_relations(context.actor, given, self._entry("delete_relations", context,
+                                                                      [r.source for r in given]))
+
+    def read_graph(self, offset: int = 0, limit: int | None = None) -> tuple[Graph, int | None]:
+        """The caller's graph: all of it (``limit`` None, as the reference server), or a page of its
+        entities with the relations that start from them (or end at them, from a name no entity has);
+        relations between two names no entity has come with the last page. Each relation is on one page.
+        The next page's offset, or None."""
+        offset = require_int("offset", offset, 0)
+        limit = None if limit is None else require_int("limit", limit, 1, MAX_ITEMS)
+        owner = self.identity().actor
+        if limit is None:
+            return Graph(tuple(self.store.entities(owner)), tuple(self.store.relations(owner))), None
+        page = self.store.entities(owner, after=offset, limit=limit + 1)
+        more = len(page) > limit
+        entities = page[:limit]
+        names = {e.name for e in entities}
+        touching = self.store.relations(owner, sorted(names)) if names else []
+        outside = sorted({r.source for r in touching if r.source not in names})
+        known = {e.name for e in self.store.entities(owner, outside)} if outside else set()
+        relations = [r for r in touching if r.source in names or r.source not in known]
+        if not more:
+            every = {e.name for e in self.store.entities(owner)}
+            relations += [r for r in self.store.relations(owner) if r.source not in every and r.target not in every]
+        return Graph(tuple(entities), tuple(relations)), offset + len(entities) if more else None
+
+    def search_nodes(self, query: object) -> Graph:
+        text = query if isinstance(query, str) else None
+        if text is None or len(text) > MAX_NAME:
+            raise ValidationError("query", f"query must be a string of at most {MAX_NAME} characters")
+        owner = self.identity().actor
+        names = self.store.match_entities(owner, text)
+        return self._nodes(owner, names)
+
+    def open_nodes(self, names: object) -> Graph:
+        given = _strings("names", names, MAX_NAME)
+        return self._nodes(self.identity().actor, given)
+
+    def _nodes(self, owner: str, names: Sequence[str]) -> Graph:
+        entities = self.store.entities(owner, list(dict.fromkeys(names))) if names else []
+        found = [e.name for e in entities]
+        return Graph(tuple(entities), tuple(self.store.relations(owner, found)) if found else ())
+
+    def _entry(self, action: str, context: RequestContext, names: list[str]):  # type: ignore[no-untyped-def]
+        return audit(action, COLLECTION, names[:50], self.clock(), context, items=len(names))
