@@ -272,10 +272,12 @@ class UseCases(containers.DeclarativeContainer):
     restore = providers.Factory(Restore, documents=adapters.store, search=project_search, tokenizer=adapters.tokenizer)
     # Export and import (the console's): pages of records the caller may see; records written back as theirs.
     export_page = providers.Factory(ExportPage, store=adapters.store, scopes=adapters.store,
-                                    documents=adapters.store, policies=plugins.privacy_policies, identity=identity)
+                                    documents=adapters.store, graph=adapters.store, policies=plugins.privacy_policies,
+                                    identity=identity)
     import_records = providers.Factory(ImportRecords, store=adapters.store, scopes=adapters.store,
                                        store_memory=store_memory, append_turn=append_turn, ingest=ingest_artifact,
-                                       documents=adapters.store, writer=item_writer, identity=identity)
+                                       documents=adapters.store, writer=item_writer, graph=adapters.store,
+                                       identity=identity)
     cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=guarded, delete=delete_artifact,
                                              audit_log=adapters.store, identity=identity)
 

@@ -3,7 +3,9 @@
 The first line is ``{"memtrove_export": 1}``; then one record a line, memories first (newest first),
 then conversation turns (by conversation, then turn), then artifacts (newest first), then every
 version of every project document (spec 004's items: by project, item, version; a project's items
-are the project's, so a caller exports those of its projects). Every record but a document's
+are the project's, so a caller exports those of its projects), then the caller's knowledge graph:
+its entities (with their observations) and its relations, in the order they were made. Every record
+but a document's or the graph's
 has ``kind`` (``memory``, ``turn``, ``artifact``), its own fields, and the privacy its writer gave it:
 ``sensitivity``, ``visibility_scope``, ``retention_policy``, ``visible_to`` (``custom`` only: user
 ids and ``team:<name>``), ``retention_days`` (``custom`` retention only). An artifact carries its
@@ -17,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.access.rules import NEVER
+from domain.graph.model import Entity, Relation
 from domain.model import Artifact, Memory, Owned, Turn
 from domain.ports.documents import ItemVersion
 from domain.validation import epoch
@@ -24,7 +27,7 @@ from domain.validation import epoch
 FORMAT = "memtrove_export"
 VERSION = 1
 HEADER = {FORMAT: VERSION}
-KINDS = ("memory", "turn", "artifact", "document")
+KINDS = ("memory", "turn", "artifact", "document", "entity", "relation")
 
 
 def privacy_of(item: Owned, ts: str) -> dict[str, Any]:
@@ -62,3 +65,11 @@ def document_record(v: ItemVersion) -> dict[str, Any]:
             "item_kind": v.kind, "title": v.title, "created_at": v.created_at, "canonical_key": v.canonical_key,
             "doc_class": v.doc_class, "tags": list(v.tags), "pinned": v.pinned, "status": v.status,
             "session_id": v.session_id, "meta": v.meta, "content": v.content}
+
+
+def entity_record(e: Entity) -> dict[str, Any]:
+    return {"kind": "entity", "name": e.name, "entity_type": e.entity_type, "observations": list(e.observations)}
+
+
+def relation_record(r: Relation) -> dict[str, Any]:
+    return {"kind": "relation", "from": r.source, "to": r.target, "relation_type": r.relation_type}

@@ -16,7 +16,11 @@ from domain.access.principal import check_name
 from domain.documents.model import DOC_CLASSES, MAX_CONTENT as DOCUMENT_MAX, SOURCE as DOCUMENTS
 from domain.documents.model import check_canonical_key, check_kind, check_tags
 from domain.documents.usecases import ItemWriter
+from domain.graph.model import Relation
+from domain.graph.usecases import COLLECTION as GRAPH, entities_of, relations_of
+from domain.common import audit
 from domain.ports.documents import DocumentStore, ItemVersion
+from domain.ports.graph import GraphStore
 from domain.sessions.scope import SOURCE as SESSIONS
 from domain.errors import ValidationError
 from domain.history.usecases import MAX_TURN_INDEX, AppendTurn, AppendTurnRequest
@@ -26,7 +30,7 @@ from domain.model import LABEL_KEYS, ROLES, TAGS, RequestContext
 from domain.ports import ArtifactScopes, MetadataStore
 from domain.transfer.records import KINDS
 from domain.validation import (
-    epoch, optional_text, parse_timestamp, require_choice, require_id, require_int, require_text,
+    epoch, iso, optional_text, parse_timestamp, require_choice, require_id, require_int, require_text,
 )
 
 PRIVACY = ("sensitivity", "visibility_scope", "retention_policy", "visible_to", "retention_days")
@@ -38,6 +42,8 @@ FIELDS = {
                  "participants", "ts", "chunker", "chunked", "labels", "content", *PRIVACY},
     "document": {"kind", "project", "item_id", "version_num", "item_kind", "title", "created_at", "canonical_key",
                  "doc_class", "tags", "pinned", "status", "session_id", "meta", "content"},
+    "entity": {"kind", "name", "entity_type", "observations"},
+    "relation": {"kind", "from", "to", "relation_type"},
 }
 ITEM_ID = re.compile(r"\Adoc_[0-9a-f]{32}\Z")
 SAME_VERSION = ("kind", "title", "content_hash", "created_at", "canonical_key", "doc_class", "tags", "pinned",
@@ -72,6 +78,19 @@ def labels_of(value: object) -> dict[str, Any]:
     return dict(value)
 
 
+RECORD_FIELDS = {"entityType": "entity_type", "relationType": "relation_type"}
+
+
+def as_record(read: Callable[[object], list[Any]], item: dict[str, Any]) -> list[Any]:
+    """The graph tools' check of one item, its errors naming the record's own field."""
+    try:
+        return read([item])
+    except ValidationError as exc:
+        field = exc.field.split("].", 1)[-1].split("[")[0]
+        named = RECORD_FIELDS.get(field, field)
+        raise ValidationError(named, exc.message.replace(exc.field, named)) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Restorer:
     store: MetadataStore
@@ -81,6 +100,7 @@ class Restorer:
     ingest: IngestArtifact
     documents: DocumentStore
     writer: ItemWriter
+    graph: GraphStore
     context: RequestContext
     now: float
     planned_versions: dict[tuple[str, str], int] = field(default_factory=dict)  # this batch's, per item
@@ -94,7 +114,8 @@ class Restorer:
             unknown = sorted(set(record) - FIELDS[kind])
             if unknown:
                 raise ValidationError(unknown[0], f"{unknown[0]} is not a field of a {kind} record")
-            return (self._memory, self._turn, self._artifact, self._document)[KINDS.index(kind)](record)
+            steps = (self._memory, self._turn, self._artifact, self._document, self._entity, self._relation)
+            return steps[KINDS.index(kind)](record)
         except ValidationError as exc:
             raise ValidationError(exc.field, f"line {line}: {exc.message} (field {exc.field}): nothing was "
                                              "imported") from None
@@ -214,3 +235,37 @@ class Restorer:
                                                  f"after version {stored} in this import: versions go in order")
         self.planned_versions[(project, item_id)] = number
         return Step(lambda: self.writer.restore(version))
+
+    def _entity(self, record: dict[str, Any]) -> Step:
+        """An entity of the caller's graph: new, or its missing observations added to the one of that name
+        (of the same type: another type is refused)."""
+        (entity,) = as_record(entities_of, {"name": record.get("name"), "entityType": record.get("entity_type"),
+                                            "observations": record.get("observations", [])})
+        owner = self.context.actor
+        held = self.graph.entities(owner, [entity.name])
+        if held and held[0].entity_type != entity.entity_type:
+            raise ValidationError("entity_type", f"entity {entity.name!r} is already stored with type "
+                                                 f"{held[0].entity_type!r}")
+        if held and set(entity.observations) <= set(held[0].observations):
+            return Step(None, "unchanged")
+        entry = audit("import", GRAPH, [entity.name], self.context_ts(), self.context)
+
+        def write() -> bool:
+            if not held:
+                return bool(self.graph.create_entities(owner, [entity], entry))
+            added = self.graph.add_observations(owner, [(entity.name, list(entity.observations))], entry)
+            return not isinstance(added, str) and any(new for _, new in added)
+        return Step(write)
+
+    def _relation(self, record: dict[str, Any]) -> Step:
+        (relation,) = as_record(relations_of, {"from": record.get("from"), "to": record.get("to"),
+                                               "relationType": record.get("relation_type")})
+        owner = self.context.actor
+        if relation in self.graph.relations(owner, [relation.source]):
+            return Step(None, "unchanged")
+        entry = audit("import", GRAPH, [relation.source], self.context_ts(), self.context)
+        return Step(lambda: bool(self.graph.create_relations(owner, [Relation(relation.source, relation.target,
+                                                                              relation.relation_type)], entry)))
+
+    def context_ts(self) -> str:
+        return iso(self.now)

@@ -35,7 +35,10 @@ from domain.paging import decode_cursor, encode_cursor
 from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
 from domain.documents.usecases import ItemWriter
 from domain.ports.documents import DocumentStore
-from domain.transfer.records import KINDS, artifact_record, document_record, memory_record, turn_record
+from domain.ports.graph import GraphStore
+from domain.transfer.records import (
+    KINDS, artifact_record, document_record, entity_record, memory_record, relation_record, turn_record,
+)
 from domain.transfer.restore import Restorer
 from domain.validation import epoch, require_int
 
@@ -50,6 +53,7 @@ class ExportPage:
     store: MetadataStore
     scopes: ArtifactScopes
     documents: DocumentStore
+    graph: GraphStore
     policies: Sequence[PrivacyPolicy] = ()
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
@@ -63,7 +67,8 @@ class ExportPage:
         kind, after = position
         records: list[dict[str, Any]] = []
         while kind < len(KINDS) and len(records) < count:
-            walk = (self._memories, self._turns, self._artifacts, self._documents)[kind]
+            walk = (self._memories, self._turns, self._artifacts, self._documents, self._entities,
+                    self._relations)[kind]
             page, after = walk(after, count - len(records), context, now)
             records += page
             if after is None:
@@ -120,6 +125,16 @@ class ExportPage:
         last = listed[count - 1] if len(listed) > count else None
         return found, ([epoch(last.ts), last.id] if last else None)
 
+    def _entities(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        offset = int(after or 0)
+        page = self.graph.entities(context.actor, after=offset, limit=count)
+        return [entity_record(e) for e in page], (offset + len(page) if len(page) == count else None)
+
+    def _relations(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        offset = int(after or 0)
+        page = self.graph.relations(context.actor)[offset:offset + count]
+        return [relation_record(r) for r in page], (offset + len(page) if len(page) == count else None)
+
     def _documents(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
         position = (str(after[0]), str(after[1]), int(after[2])) if after else None
         while True:  # batches until one holds a version of the caller's projects (or none is left)
@@ -142,6 +157,7 @@ class ImportRecords:
     ingest: IngestArtifact
     documents: DocumentStore
     writer: ItemWriter
+    graph: GraphStore
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
 
@@ -150,7 +166,7 @@ class ImportRecords:
             raise ValidationError("records", "records must be a list of 1-1000 export records")
         line = require_int("first_line", first_line, 1)
         restorer = Restorer(self.store, self.scopes, self.store_memory, self.append_turn, self.ingest,
-                            self.documents, self.writer, self.identity(), self.now())
+                            self.documents, self.writer, self.graph, self.identity(), self.now())
         planned = [restorer.plan(record, line + n) for n, record in enumerate(records)]
         counts = {"added": 0, "unchanged": 0, "expired": 0}
         for step in planned:

@@ -3,9 +3,8 @@ read_foreign yields them in the order to import, puts what it leaves out in the 
 raises ImportFormatError naming the file, the place and the field for a file not of its format.
 
 Each format is read as its tool writes it, taken from the tool's source:
-- reference: @modelcontextprotocol/server-memory's memory.jsonl (memory.json before 2025.8) per
-  github.com/modelcontextprotocol/servers src/memory/index.ts @76d64c82 (loadGraph, saveGraph,
-  createRelations, ensureMemoryFilePath) and its issues #3074, #3144 (lines with extra properties).
+- reference: @modelcontextprotocol/server-memory's memory.jsonl (memory.json before 2025.8), into the
+  knowledge graph, in importers_reference.py.
 - mcp-memory-service: doobidoo/mcp-memory-service's SQLite-vec database per
   src/mcp_memory_service/storage/sqlite_vec.py @2e193783 (table memories, deleted_at soft deletes,
   superseded_by, update_memory_versioned), storage/migrations/011_memory_evolution_p1.sql, models/memory.py.
@@ -33,7 +32,7 @@ PRIVACY = {"sensitivity": "normal", "visibility_scope": "me", "retention_policy"
 CONFIDENCE = 1.0  # none of these tools records one: what they hold was stated, not guessed
 MEMORY_CHARS, TURN_CHARS, ARTIFACT_BYTES = 10_000, 50_000, 10_000_000  # memtrove's limits
 TITLE_CHARS, SOURCE_ID_CHARS, TAG_CHARS = 500, 500, 100
-SERVER_MEMORY, SERVICE, MARKDOWN = "server-memory", "mcp-memory-service", "markdown"  # source_system
+SERVICE, MARKDOWN = "mcp-memory-service", "markdown"  # source_system
 
 
 @dataclass
@@ -62,8 +61,10 @@ def read_foreign(fmt: str, path: Path, report: Report) -> Iterator[dict[str, Any
     if fmt in ("claude", "chatgpt"):
         from entrypoints.console import importers_chat  # it uses this module's helpers
         reader = importers_chat.read_claude if fmt == "claude" else importers_chat.read_chatgpt
+    elif fmt == "reference":
+        from entrypoints.console.importers_reference import read_reference as reader
     else:
-        reader = {"reference": _reference, SERVICE: _service, MARKDOWN: _markdown}[fmt]
+        reader = {SERVICE: _service, MARKDOWN: _markdown}[fmt]
     for record in reader(path, report):
         report.taken += 1
         yield record
@@ -126,48 +127,6 @@ def artifact_record(source_system: str, source_id: str, title: str | None, ts: s
             "source_id": source_id, "source_url": None, "title": title[:TITLE_CHARS] if title else None,
             "author": None, "participants": [], "ts": ts, "chunker": None, "chunked": True, "labels": labels,
             **PRIVACY, "content": content}
-
-
-KEYS = {"entity": ("name", "entityType"), "relation": ("from", "relationType", "to")}  # what loadGraph keeps
-
-
-def _reference(path: Path, report: Report) -> Iterator[dict[str, Any]]:
-    """memory.jsonl: each observation and each relation as a fact (a note if too long for a memory)."""
-    ts, first = when(path.stat().st_mtime), {}  # first: record key -> the line that gave it
-    for number, line in enumerate(decode(path, path.read_bytes()).split("\n"), start=1):
-        if not line.strip():
-            continue  # the server skips blank lines too
-        where = f"line {number}"
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise ImportFormatError(path, where, "line", f"the line is not JSON ({exc})") from None
-        if not isinstance(item, dict):
-            raise ImportFormatError(path, where, "type", "the line is not a JSON object with a type")
-        kind = item.get("type")
-        keys = KEYS.get(kind) if isinstance(kind, str) else None
-        if keys is None:
-            report.skip(where, f"type {kind!r} is neither entity nor relation (the server ignores the line)")
-            continue
-        for bad in (k for k in keys if not isinstance(item.get(k), str) or not visible(item[k])):
-            raise ImportFormatError(path, where, bad, f"field {bad} must be a non-empty string (got {item.get(bad)!r})")
-        said = item.get("observations") if kind == "entity" else [" ".join(item[k] for k in keys)]
-        if not isinstance(said, list) or not all(isinstance(o, str) for o in said):
-            raise ImportFormatError(path, where, "observations", "field observations must be a list of strings")
-        title, noun = f"{item[keys[0]]} ({item[keys[1]]})", "observation" if kind == "entity" else kind
-        for text in said:
-            key = digest(SERVER_MEMORY, kind, *(item[k] for k in keys), text)
-            content = (f"{title}: {text}" if kind == "entity" else text).replace("\x00", "")
-            why = f"the same {noun} as line {first[key]}" if key in first else \
-                None if visible(text) else f"an empty observation of {title}"
-            if why:
-                report.skip(where, why)
-                continue
-            first[key] = number
-            yield {"kind": "memory", "id": f"mem_{key}", "type": "fact", "confidence": CONFIDENCE, "ts": ts,
-                   "conversation_id": None, **PRIVACY, "content": content} if len(content) <= MEMORY_CHARS else \
-                artifact_record(SERVER_MEMORY, key, title if kind == "entity" else content, ts, content,
-                                {"tags": [], "source": SERVER_MEMORY})
 
 
 NEEDED = ("content_hash", "content", "tags", "memory_type", "metadata", "created_at")

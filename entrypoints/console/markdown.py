@@ -33,11 +33,20 @@ class MarkdownFolder:
         root.mkdir(parents=True, exist_ok=True)
         self.root, self.files = root, 0
         self._conversation: tuple[str, Any] | None = None  # the conversation file being written
+        self._relations: list[str] = []
 
     def add(self, record: dict[str, Any]) -> None:
         fields = {k: v for k, v in record.items() if k != "content"}
         if record["kind"] == "turn":
             self._turn(record)
+            return
+        if record["kind"] == "relation":  # all of them in graph/relations.md, written at the end
+            self._relations.append(f"- {record['from']} --{record['relation_type']}--> {record['to']}")
+            return
+        if record["kind"] == "entity":
+            text = "\n".join(f"- {o}" for o in record["observations"])
+            self._write(self.root / "graph" / "entities" / f"{safe_name(record['name'])}.md",
+                        front_matter({k: v for k, v in record.items() if k != "observations"}) + text + "\n")
             return
         if record["kind"] == "memory":
             path = self.root / "memories" / f"{record['id']}.md"
@@ -78,3 +87,6 @@ class MarkdownFolder:
         if self._conversation is not None:
             self._conversation[1].close()
             self._conversation = None
+        if self._relations:
+            self._write(self.root / "graph" / "relations.md", "\n".join(self._relations) + "\n")
+            self._relations = []

@@ -133,6 +133,10 @@ def identity_of(record: dict[str, Any]) -> tuple[Any, ...]:
         return kind, record.get("conversation_id"), record.get("turn_index")
     if kind == "document":
         return kind, record.get("project"), record.get("item_id"), record.get("version_num")
+    if kind == "entity":
+        return kind, record.get("name")
+    if kind == "relation":
+        return kind, record.get("from"), record.get("to"), record.get("relation_type")
     source = record.get("source_id") or hashlib.sha256(str(record.get("content")).encode()).hexdigest()
     return kind, record.get("source_system"), source
 

@@ -264,7 +264,12 @@ def test_memory_from_other_tools_is_imported_once(tmp_path: Path, data_dir: Path
     again = as_json(data_dir, env, "import", "--from", "chatgpt", str(sources["chatgpt"]))
     assert (again["added"], again["unchanged"]) == (0, first["chatgpt"]["added"])
     stats = as_json(data_dir, env, "stats")
-    assert stats["memories"]["fact"] == first["reference"]["added"]
+    assert first["reference"]["added"] == 6 and stats["memories"] == {}  # the reference's file: the graph
+    graph = [json.loads(line) for line in cli(data_dir, env, "export", str(tmp_path / "all.jsonl")).stdout and
+             (tmp_path / "all.jsonl").read_text().splitlines()[1:]]
+    assert [r["kind"] for r in graph if r["kind"] in ("entity", "relation")] == ["entity"] * 3 + ["relation"] * 3
+    again = as_json(data_dir, env, "import", "--from", "reference", str(sources["reference"]))
+    assert (again["added"], again["unchanged"]) == (0, 6)
     assert stats["turns"] == first["claude"]["added"] + first["chatgpt"]["added"]
     assert stats["artifacts"]["by_source"] == {"markdown": first["markdown"]["added"],
                                                "mcp-memory-service": first["mcp-memory-service"]["added"]}

@@ -71,16 +71,16 @@ def refused(fmt: str, path: Path, where: str, field: str, file: Path | None = No
 # ---- reference: @modelcontextprotocol/server-memory's memory.jsonl -------------------------------------
 
 REFERENCE = [
-    fact("390355ac7767c3570bfe86d4611e97ed", "Maya_Lindqvist (person): Prefers dark roast coffee, no sugar"),
-    fact("623cccdca9ad5fc69978a35c73f94b76", "Maya_Lindqvist (person): Works remotely from Gothenburg"),
-    fact("226a5dbf100f2348a8ef37f466e6856d", "Maya_Lindqvist (person): Uses Neovim with the LazyVim distribution"),
-    fact("4c9d30dd9c6a0365a51b1d86c9906f86", "Project_Heron (project): Migrates the billing database to PostgreSQL 16"),
-    fact("f569551c5bc353d7ecfbdbed7c2e6caf", "Project_Heron (project): Deadline moved to 2025-09-30 after the audit"),
-    fact("0e6231c3cf16026caaa3edd8a417f344", "Nordvik_AB (organization): Maya's employer since 2021"),
-    fact("d6467d01eeff2df4ca802621f71aff9f", "Nordvik_AB (organization): Headquartered in Malmö"),
-    fact("da6ec4f1ae98475ee589baeabf3ec653", "Maya_Lindqvist works_at Nordvik_AB"),
-    fact("78f062bb7b4c880a49d410922321fbd6", "Maya_Lindqvist leads Project_Heron"),
-    fact("05d3ece39a849a1e0ec4e24e8cc212ee", "Project_Heron replaces Legacy_Billing"),  # no such entity: taken
+    {"kind": "entity", "name": "Maya_Lindqvist", "entity_type": "person",
+     "observations": ["Prefers dark roast coffee, no sugar", "Works remotely from Gothenburg",
+                      "Uses Neovim with the LazyVim distribution"]},
+    {"kind": "entity", "name": "Project_Heron", "entity_type": "project",
+     "observations": ["Migrates the billing database to PostgreSQL 16", "Deadline moved to 2025-09-30 after the audit"]},
+    {"kind": "entity", "name": "Nordvik_AB", "entity_type": "organization",
+     "observations": ["Maya's employer since 2021", "Headquartered in Malmö"]},  # extra properties dropped
+    {"kind": "relation", "from": "Maya_Lindqvist", "to": "Nordvik_AB", "relation_type": "works_at"},
+    {"kind": "relation", "from": "Maya_Lindqvist", "to": "Project_Heron", "relation_type": "leads"},
+    {"kind": "relation", "from": "Project_Heron", "to": "Legacy_Billing", "relation_type": "replaces"},  # dangling
 ]
 
 
@@ -91,38 +91,38 @@ def copied(tmp_path: Path, name: str, as_name: str | None = None) -> Path:
     return target
 
 
-def test_reference_observations_and_relations_are_facts_named_by_their_entity(tmp_path) -> None:
+def test_reference_entities_and_relations_become_the_graph(tmp_path) -> None:
     records, report = read("reference", copied(tmp_path, "memory.jsonl"))
     assert records == REFERENCE
     assert report.skipped == [("line 1", "the same observation as line 1"),
-                              ("line 2", "an empty observation of Project_Heron (project)")]
+                              ("line 2", "an empty observation of Project_Heron")]
 
 
-def test_reference_ids_are_the_same_on_every_read_and_from_a_legacy_memory_json(tmp_path) -> None:
+def test_reference_the_same_records_on_every_read_and_from_a_legacy_memory_json(tmp_path) -> None:
     jsonl = copied(tmp_path, "memory.jsonl")
     legacy = copied(tmp_path, "memory.jsonl", "memory.json")  # before 2025.8 the server wrote memory.json
     assert read("reference", jsonl)[0] == read("reference", jsonl)[0] == read("reference", legacy)[0]
-    key = "\x1f".join(("server-memory", "relation", "Maya_Lindqvist", "leads", "Project_Heron",
-                       "Maya_Lindqvist leads Project_Heron"))
-    assert REFERENCE[8]["id"] == "mem_" + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def test_reference_odd_lines_skipped_and_a_too_long_observation_kept_as_a_note(tmp_path) -> None:
+def test_reference_odd_lines_skipped_and_an_entity_named_twice_merged(tmp_path) -> None:
     long = "x" * 10_001
     path = tmp_path / "memory.jsonl"
     path.write_text("\n".join(json.dumps(item) for item in (
-        {"type": "entity", "name": "Log", "entityType": "file", "observations": [long]},
+        {"type": "entity", "name": "Log", "entityType": "file", "observations": [long, "rotated daily"]},
         {"type": "note", "text": "written by a fork"},
         {"type": "relation", "from": "Log", "to": "Log", "relationType": "mentions"},
-        {"type": "relation", "from": "Log", "to": "Log", "relationType": "mentions"})) + "\n", encoding="utf-8")
-    os.utime(path, (MTIME, MTIME))
+        {"type": "relation", "from": "Log", "to": "Log", "relationType": "mentions"},
+        {"type": "entity", "name": "Log", "entityType": "document", "observations": ["kept a year"]})) + "\n",
+        encoding="utf-8")
     records, report = read("reference", path)
-    assert [r["kind"] for r in records] == ["artifact", "memory"]
-    assert records[0] == note("server-memory", records[0]["source_id"], "Log (file)", "2025-01-02T03:04:05Z",
-                              f"Log (file): {long}", {"tags": [], "source": "server-memory"})
-    assert re.fullmatch(r"[0-9a-f]{32}", records[0]["source_id"])
-    assert report.skipped == [("line 2", "type 'note' is neither entity nor relation (the server ignores the line)"),
-                              ("line 4", "the same relation as line 3")]
+    assert records == [{"kind": "entity", "name": "Log", "entity_type": "file",
+                        "observations": ["rotated daily", "kept a year"]},
+                       {"kind": "relation", "from": "Log", "to": "Log", "relation_type": "mentions"}]
+    assert report.skipped == [
+        ("line 1", "an observation of Log over 10000 characters, more than memtrove keeps"),
+        ("line 2", "type 'note' is neither entity nor relation (the server ignores the line)"),
+        ("line 4", "the same relation as line 3"),
+        ("line 5", "type 'document' of 'Log': line 1 gave it 'file' (its observations are kept)")]
 
 
 @pytest.mark.parametrize("line, field", [
@@ -435,6 +435,12 @@ TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z")
 
 
 def within_limits(record: dict[str, Any]) -> None:
+    if record["kind"] in ("entity", "relation"):  # the graph's: no time, no privacy of their own
+        assert list(record) in (["kind", "name", "entity_type", "observations"],
+                                ["kind", "from", "to", "relation_type"])
+        assert all(1 <= len(v) <= 500 for k, v in record.items() if k not in ("kind", "observations"))
+        assert all(1 <= len(o) <= 10_000 for o in record.get("observations", []))
+        return
     assert TS.fullmatch(record["ts"]) and {k: record[k] for k in PRIVACY} == PRIVACY
     content = record["content"]
     assert isinstance(content, str) and content.strip() and "\x00" not in content
@@ -469,7 +475,7 @@ def importer(world) -> ImportRecords:
     ingest = IngestArtifact(world.embedder, world.store, world.store, catalog(TokenWindowChunker()),
                             world.tokenizer, ChunkSpec(30, 5, 30), world.split, identity=identity)
     return ImportRecords(world.store, world.store, memory, turns, ingest, world.store, ItemWriter(world.store, ingest),
-                         identity, time.time)
+                         world.store, identity, time.time)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -31,8 +31,8 @@ def tools(w, who: str = "local", projects: tuple[str, ...] | None = None):
     turn = AppendTurn(w.embedder, w.store, w.store, w.split, w.tokenizer, identity=identity)
     ingest = IngestArtifact(w.embedder, w.store, w.store, catalog(TokenWindowChunker(), MarkdownChunker()), w.tokenizer,
                             ChunkSpec(30, 5, 30), w.split, identity=identity)
-    return (memory, turn, ingest, ExportPage(w.store, w.store, w.store, identity=identity, now=lambda: NOW),
-            ImportRecords(w.store, w.store, memory, turn, ingest, w.store, ItemWriter(w.store, ingest), identity,
+    return (memory, turn, ingest, ExportPage(w.store, w.store, w.store, w.store, identity=identity, now=lambda: NOW),
+            ImportRecords(w.store, w.store, memory, turn, ingest, w.store, ItemWriter(w.store, ingest), w.store, identity,
                           lambda: NOW))
 
 
@@ -107,7 +107,7 @@ def test_only_what_the_caller_wrote_is_exported_and_policies_apply(world) -> Non
     bob_memory, *_ = tools(world, "bob")
     bob_memory(StoreMemoryRequest("Bob shares this with his team.", "fact", 1.0, None, Privacy("normal", "team")))
     team_reader = RequestContext(Principal("alice", teams=()))
-    assert everything(ExportPage(world.store, world.store, world.store, identity=lambda: team_reader, now=lambda: NOW)) == []
+    assert everything(ExportPage(world.store, world.store, world.store, world.store, identity=lambda: team_reader, now=lambda: NOW)) == []
     assert [r["content"] for r in everything(bobs_export)] == ["Bob shares this with his team."]
 
     class Withhold:
@@ -116,7 +116,7 @@ def test_only_what_the_caller_wrote_is_exported_and_policies_apply(world) -> Non
         def filter_hits(self, hits, context):
             return [h for h in hits if h.type != "memory"]
 
-    withheld = ExportPage(world.store, world.store, world.store, [Withhold()], identity=bobs_export.identity, now=lambda: NOW)
+    withheld = ExportPage(world.store, world.store, world.store, world.store, [Withhold()], identity=bobs_export.identity, now=lambda: NOW)
     assert everything(withheld) == []
 
 
@@ -173,3 +173,30 @@ def test_project_documents_go_out_with_every_version_and_come_back_searchable(wo
     with pytest.raises(ValidationError) as refused:
         bobs(records[:1], check=True)
     assert refused.value.field == "project"
+
+
+def test_the_callers_graph_goes_out_and_comes_back(world, aworld) -> None:
+    from domain.graph.model import Entity, Relation
+    from domain.model import AuditEntry
+
+    entry = AuditEntry(action="t", collection="graph", item_ids=(), actor="local", ts="2026-01-01T00:00:00Z",
+                       detail={})
+    world.store.create_entities("local", [Entity("Maya", "person", ("likes tea",)), Entity("Heron", "project")],
+                                entry)
+    world.store.create_relations("local", [Relation("Maya", "Heron", "leads"), Relation("Heron", "Gone", "replaces")],
+                                 entry)
+    world.store.create_entities("bob", [Entity("Bob's", "secret")], entry)  # another caller's graph
+    *_, export, _ = tools(world)
+    records = everything(export)
+    assert [r["kind"] for r in records] == ["entity", "entity", "relation", "relation"]
+    *_, export_b, restore_b = tools(aworld)
+    assert restore_b(records) == {"added": 4, "unchanged": 0, "expired": 0}
+    assert everything(export_b) == records and restore_b(records)["unchanged"] == 4
+    more = {**records[0], "observations": ["likes tea", "drinks it green"]}
+    assert restore_b([more]) == {"added": 1, "unchanged": 0, "expired": 0}  # the observation it lacked
+    with pytest.raises(ValidationError) as refused:
+        restore_b([{**records[1], "entity_type": "ship"}], first_line=3)
+    assert refused.value.field == "entity_type" and refused.value.message.startswith("line 3: ")
+    with pytest.raises(ValidationError) as refused:
+        restore_b([{**records[2], "relation_type": ""}])
+    assert refused.value.field == "relation_type"
