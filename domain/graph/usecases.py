@@ -81,6 +81,18 @@ def observation_items(field: str, value: object, key: str) -> list[tuple[str, li
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """An entity reached from the start: how far, by which relations (the path's edges, in order) and
+    how many of the level's relations reach it (more: ranked higher)."""
+
+    entity: Entity | None  # None: a name relations give that no entity has
+    name: str
+    depth: int
+    path: tuple[Relation, ...]
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
 class KnowledgeGraph:
     store: GraphStore
     clock: Clock = utc_now
@@ -158,6 +170,41 @@ class KnowledgeGraph:
     def open_nodes(self, names: object) -> Graph:
         given = _strings("names", names, MAX_NAME)
         return self._nodes(self.identity().actor, given)
+
+    def related(self, name: object, depth: object = 1, relation_types: object = None,
+                limit: object = 20) -> list[Related]:
+        """The caller's entities within ``depth`` relations of ``name`` (either direction), breadth first:
+        nearer first, then those more relations reach, then by name; ``relation_types`` keeps only those."""
+        start = _text("entity", name, MAX_NAME)
+        hops = require_int("depth", depth, 1, 3)
+        count = require_int("limit", limit, 1, 100)
+        kinds = None if relation_types is None else set(_strings("relation_types", relation_types, MAX_NAME))
+        owner = self.identity().actor
+        if not self.store.entities(owner, [start]):
+            raise NotFoundError(f"Entity not found: {start}")
+        reached: dict[str, Related] = {}
+        paths: dict[str, tuple[Relation, ...]] = {start: ()}
+        frontier = [start]
+        for level in range(1, hops + 1):
+            links: dict[str, list[Relation]] = {}
+            for relation in self.store.relations(owner, frontier):
+                if kinds is not None and relation.relation_type not in kinds:
+                    continue
+                for here, there in ((relation.source, relation.target), (relation.target, relation.source)):
+                    if here in frontier and there not in paths:
+                        links.setdefault(there, []).append(relation)
+            for there, via in links.items():
+                first = min(via, key=lambda r: (r.source, r.target, r.relation_type))
+                here = first.source if first.target == there else first.target
+                paths[there] = (*paths[here], first)
+            found = {e.name: e for e in self.store.entities(owner, sorted(links))} if links else {}
+            for there, via in links.items():
+                reached[there] = Related(found.get(there), there, level, paths[there], len(via))
+            frontier = sorted(links)
+            if not frontier:
+                break
+        ranked = sorted(reached.values(), key=lambda r: (r.depth, -r.links, r.name))
+        return ranked[:count]
 
     def _nodes(self, owner: str, names: Sequence[str]) -> Graph:
         entities = self.store.entities(owner, list(dict.fromkeys(names))) if names else []

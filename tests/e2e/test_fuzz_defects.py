@@ -61,7 +61,7 @@ BASES: dict[str, dict[str, Any]] = {
     "canonical_get": {"canonicalKey": "k-json"}, "canonical_outline": {"canonicalKey": "k-json"},
     "canonical_get_section": {"canonicalKey": "k-json", "sectionAnchor": "plain"},
     "canonical_context_pack": {"canonicalKey": "k-json", "goal": "plain"},
-    "memory_restore": {}, "project_search": {"query": "plain"}, "artifact_list": {}, "store_export": {}, "conversation_list": {}, "search_nodes": {"query": "plain"},
+    "memory_restore": {}, "project_search": {"query": "plain"}, "artifact_list": {}, "store_export": {}, "conversation_list": {}, "search_nodes": {"query": "plain"}, "get_related": {"entity": "plain"},
     "search_system_memory": {}, "list_sessions": {},
     **{f"search_{kind}_{suffix}": {"query": "plain"} for kind in ("reports", "working_memory", "knowledge_base")
        for suffix in ("specific_chunks", "section_context", "full_documents")},

@@ -15,7 +15,7 @@ import pytest
 from tests.support.mcp_procs import BlockingClient, blocking, http_server, http_session, run_cli, stdio_session
 
 pytestmark = pytest.mark.slow
-ENV = {"MEMTROVE_TOOLSETS": "graph"}
+ENV = {"MEMTROVE_TOOLSETS": "graph,zapomni"}
 ALICE = {"name": "Alice", "entityType": "person", "observations": ["works at Acme Corp"]}
 BOB = {"name": "Bob", "entityType": "person", "observations": ["likes programming"]}
 ACME = {"name": "Acme Corp", "entityType": "organization", "observations": ["tech company"]}
@@ -75,6 +75,12 @@ def test_the_reference_servers_behaviour(client: BlockingClient) -> None:
     assert call(client, "search_nodes", query="nothing like it")[0] == {"entities": [], "relations": []}
     opened, _ = call(client, "open_nodes", names=["Charlie", "Nobody"])
     assert opened == {"entities": [CHARLIE], "relations": [RELATIONS[3]]}  # the incoming Bob -> Charlie
+
+    related, _ = call(client, "get_related", entity="Alice", depth=2)  # spec 002's traversal, on this graph
+    assert [(r["name"], r["depth"]) for r in related["related"]] == [("Acme Corp", 1), ("Bob", 1), ("Charlie", 2)]
+    assert related["related"][2]["path"] == [{"from": r["from"], "to": r["to"], "relation_type": r["relationType"]}
+                                             for r in (RELATIONS[2], RELATIONS[3])]
+    assert refused(client, "get_related", entity="Nobody") == "Error: Entity not found: Nobody"
 
     page, _ = call(client, "read_graph", limit=2)
     rest, _ = call(client, "read_graph", limit=2, offset=page["next_offset"])

@@ -1,4 +1,5 @@
-"""Zapomni toolset (spec 002): add_memory, search_memory, get_stats, in spec 002's models."""
+"""Zapomni toolset (spec 002): add_memory, search_memory, get_stats, in spec 002's models, and phase 2's
+get_related over the caller's knowledge graph (the graph toolset's)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from domain.errors import MemtroveError, ValidationError
+from domain.graph.usecases import KnowledgeGraph
 from domain.zapomni.usecases import MAX_QUERY, MAX_TEXT, AddMemory, GetStats, SearchMemory
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
 
-GRAPH_NAME = "memtrove (no graph: hybrid vector + BM25 index)"
+GRAPH_NAME = "memtrove (a knowledge graph per caller, the graph toolset; hybrid vector + BM25 index)"
 
 
 def failure(exc: MemtroveError) -> CallToolResult:
@@ -70,3 +72,22 @@ class ZapomniTools(Toolbox):
         return render.ok({"status": "success", "statistics": stats, "error": None},
                          f"Stats: {s.total_memories} memories, {s.total_chunks} chunks, {s.database_size_mb} MB, "
                          f"average query latency {latency}")
+
+    @tool("Entities related to one in your knowledge graph (the graph toolset's), within depth 1-3 relations "
+          "either way: nearest first, then the most connected; each with the relations that lead to it.",
+          annotations=READ_ONLY)
+    def get_related(self, entity: Annotated[str, Field(description="The entity's name")],
+                    depth: Annotated[int, Field(description="Relations to follow, 1-3")] = 1,
+                    relation_types: Annotated[list[str] | None, Field(
+                        description="Follow only these relation types")] = None,
+                    limit: Annotated[int, Field(description="Max related entities, 1-100")] = 20) -> CallToolResult:
+        found = self.use(KnowledgeGraph)().related(entity, depth, relation_types, limit)
+        related = [{"name": r.name, "entity_type": r.entity.entity_type if r.entity else None, "depth": r.depth,
+                    "connections": r.links, "observations": list(r.entity.observations) if r.entity else [],
+                    "path": [{"from": p.source, "to": p.target, "relation_type": p.relation_type} for p in r.path]}
+                   for r in found]
+        lines = [f"{n}. {r['name']} (depth {r['depth']}: " + ", ".join(
+            f"{p['from']} {p['relation_type']} {p['to']}" for p in r["path"]) + ")"
+                 for n, r in enumerate(related, start=1)]
+        return render.ok({"status": "success", "entity": entity, "count": len(related), "related": related,
+                          "error": None}, "\n".join([f"Found {len(related)} related to {entity}:", *lines]))
