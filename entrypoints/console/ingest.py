@@ -165,7 +165,8 @@ async def _settle(client: Any, indexing: dict[str, str], summary: Summary, progr
             elif job.get("status") != "indexing":
                 summary.statuses["indexing"] -= 1
                 summary.statuses["ingested"] += 1
-                summary.chunks += max(1, int(got.get("num_chunks") or 0))
+                chunks = (got.get("metadata") or {}).get("num_chunks")  # artifact_get's (not the ingest's) answer
+                summary.chunks += max(1, int(chunks or 0))
             else:
                 continue
             del indexing[artifact_id]
