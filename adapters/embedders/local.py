@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
@@ -40,10 +41,20 @@ class OnnxMiniLMEmbedder(Embedder):
         self._batch_size = max(1, min(batch_size, 32))  # larger batches balloon ORT's memory
         self._threads = threads
         self._lock = threading.Lock()
+        # One batch of documents at a time: ONNX Runtime's threads already use every core for one, and each
+        # run in parallel holds its own ~0.9 GB of activations (a folder's ingests at once reached 9 GB).
+        # A query (one short text) does not wait for it.
+        self._batches = threading.Lock()
         self._session: Any = None
         self._tokenizers: tuple[Any, Any] | None = None
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        return self._embed(texts, serial=True)
+
+    def embed_query(self, text: str) -> Vector:
+        return self._embed([text], serial=False)[0]
+
+    def _embed(self, texts: Sequence[str], serial: bool) -> list[Vector]:
         if not texts:
             return []
         session, (batcher, _) = self._loaded()
@@ -51,12 +62,11 @@ class OnnxMiniLMEmbedder(Embedder):
         out: list[Vector] = [[] for _ in texts]
         for start in range(0, len(order), self._batch_size):
             batch = order[start:start + self._batch_size]
-            for i, vector in zip(batch, self._run(session, batcher, [readable(texts[i]) for i in batch]), strict=True):
+            with self._batches if serial else contextlib.nullcontext():
+                vectors = self._run(session, batcher, [readable(texts[i]) for i in batch])
+            for i, vector in zip(batch, vectors, strict=True):
                 out[i] = vector
         return out
-
-    def embed_query(self, text: str) -> Vector:
-        return self.embed_documents([text])[0]
 
     def count_tokens(self, text: str) -> int:
         _, counter = self._load_tokenizers()

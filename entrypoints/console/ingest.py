@@ -94,9 +94,15 @@ async def ingest(client: Any, paths: Sequence[str], artifact_type: str, source_s
     progress.start(len(files), sum(_size(f) for f in files))
     queue = iter(files)
     indexing: dict[str, str] = {}  # artifact id -> path
+    polling = anyio.Lock()
 
     async def worker() -> None:
         for path in queue:
+            # Files the server still embeds (their calls' budget ran out) count against the calls in
+            # flight: else a folder starts an ingest per file at once, and the server's memory grows with them.
+            while len(indexing) >= CALLS_IN_FLIGHT:
+                async with polling:
+                    await _settle(client, indexing, summary, progress, keep=CALLS_IN_FLIGHT - 1)
             found = read(path)
             status, chunks = await _one(client, found, known, artifact_type, source_system, summary, indexing)
             summary.chunks += chunks
@@ -151,9 +157,11 @@ async def _one(client: Any, found: Found, known: dict[str, dict[str, Any]], arti
     return status, max(1, int(got.get("num_chunks") or 0)) if status in ("ingested", "replaced") else 0
 
 
-async def _settle(client: Any, indexing: dict[str, str], summary: Summary, progress: Progress) -> None:
-    """Wait for the files the server still indexes (a call's budget ran out) to be committed or fail."""
-    while indexing:
+async def _settle(client: Any, indexing: dict[str, str], summary: Summary, progress: Progress,
+                  keep: int = 0) -> None:
+    """Wait for the files the server still indexes (a call's budget ran out) to be committed or fail,
+    until at most ``keep`` are left."""
+    while len(indexing) > keep:
         progress.say(f"waiting for {len(indexing)} file(s) still indexing in the server")
         await anyio.sleep(POLL_SECONDS)
         for artifact_id, path in list(indexing.items()):

@@ -128,6 +128,10 @@ def test_each_caller_has_a_graph_of_its_own(tmp_path: Path) -> None:
             call(bob, "create_entities", entities=[ALICE])
             assert call(carol, "read_graph")[0] == {"entities": [], "relations": []}
             assert call(carol, "search_nodes", query="alice")[0]["entities"] == []
+            assert call(carol, "open_nodes", names=["Alice"])[0] == {"entities": [], "relations": []}
+            assert refused(carol, "get_related", entity="Alice") == "Error: Entity not found: Alice"
+            assert refused(carol, "add_observations", observations=[{"entityName": "Alice", "contents": ["x"]}]) == \
+                "Entity with name Alice not found"
             assert call(carol, "create_entities", entities=[ALICE])[0] == {"entities": [ALICE]}  # hers, apart
             call(carol, "delete_entities", entityNames=["Alice"])
             assert call(bob, "open_nodes", names=["Alice"])[0]["entities"] == [ALICE]
