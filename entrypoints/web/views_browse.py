@@ -105,6 +105,19 @@ async def sessions(ui: Ui, request: Request, caller: Caller) -> Response:
                    iteration=iteration, entries=entries)
 
 
+async def graph(ui: Ui, request: Request, caller: Caller) -> Response:
+    """The caller's knowledge graph: a page of entities with their relations, or those a query matches."""
+    query = request.query_params.get("q", "").strip()
+    if query:
+        found = await ui.tool(caller, "search_nodes", query=query)
+        next_offset = None
+    else:
+        found = await ui.tool(caller, "read_graph", limit=PAGE, offset=_number(request.query_params.get("offset")) or 0)
+        next_offset = found.get("next_offset")
+    return ui.page(request, caller, "graph.html", query=query, entities=found["entities"],
+                   relations=found["relations"], next_offset=next_offset)
+
+
 def _latest_items(ui: Ui, caller: Caller, project: str) -> list[Any]:
     """The project's items, newest version of each (as its resources list them), for a caller of the project."""
     if not caller.principal.in_project(project):
@@ -136,4 +149,5 @@ ROUTES = [
     ("/conversations/{conversation_id:path}", conversation, ["GET"]),
     ("/documents", document, ["GET"]),
     ("/sessions", sessions, ["GET"]),
+    ("/graph", graph, ["GET"]),
 ]

@@ -59,6 +59,10 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             for i, text in enumerate(("Which kettle should we buy?", "The steel one with a thermostat.")):
                 call(client, "history_append", conversation_id="kitchen/kettle", role=("user", "assistant")[i],
                      content=text, turn_index=i, ts=f"2026-03-0{i + 1}T09:00:00Z")
+            call(client, "create_entities", entities=[
+                {"name": "Kettle", "entityType": "appliance", "observations": ["steel, with a thermostat"]},
+                {"name": "Kitchen", "entityType": "room", "observations": []}])
+            call(client, "create_relations", relations=[{"from": "Kettle", "to": "Kitchen", "relationType": "sits in"}])
             call(client, "canonical_upsert", canonicalKey="kettle", docClass="app_spec", title="Kettle spec",
                  contentMarkdown="# Kettle\n\nBoils at 100 degrees.", idempotencyKey="k1")
             call(client, "canonical_upsert", canonicalKey="kettle", docClass="app_spec", title="Kettle spec",
@@ -109,6 +113,12 @@ def test_browse_a_conversation_and_a_documents_versions(browser, local, shots: P
     page.get_by_role("button", name="Show").click()
     assert "+Boils at 100 degrees, keeps warm at 80." in page.locator("pre.diff").inner_text()
     page.screenshot(path=str(shots / "document.png"), full_page=True)
+    page.goto("/ui/graph")
+    assert page.locator("#relations tbody tr").first.inner_text().split("\t") == ["Kettle", "sits in", "Kitchen"]
+    page.get_by_label("Find entities (name, type or observation)").fill("THERMOSTAT")
+    page.get_by_role("button", name="Find").click()
+    assert page.locator("#entities tbody tr").all_inner_texts()[0].startswith("Kettle\tappliance")
+    page.screenshot(path=str(shots / "graph.png"), full_page=True)
 
 
 def test_edit_a_memory_and_a_bad_field_is_refused_beside_it(browser, local, shots: Path) -> None:
