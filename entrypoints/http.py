@@ -24,7 +24,7 @@ from entrypoints.auth import AuthMiddleware, http_authenticator, local_until_tok
 from adapters.metrics import CONTENT_TYPE as METRICS_TYPE
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
-from entrypoints.web.app import UiFirst, build_ui
+from entrypoints.web.app import MAX_PAGE_BODY, UiFirst, build_ui
 from entrypoints.web.session import Sessions
 
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"]
@@ -207,7 +207,8 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
     authenticate = http_authenticator(store, shared, owner)
     anonymous = None if shared else local_until_tokens(store, owner)
     page = build_ui(runtime, Sessions(authenticate, anonymous), transport_security(runtime.settings, host))
-    return UiFirst(page, AuthMiddleware(app, authenticate, anonymous))
+    # The page has a body limit of its own (an upload of files, 20 MB in all): the MCP one does not see it.
+    return UiFirst(BodyLimitMiddleware(page, MAX_PAGE_BODY), AuthMiddleware(app, authenticate, anonymous))
 
 
 def _split(value: str) -> list[str]:

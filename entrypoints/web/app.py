@@ -26,6 +26,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from domain.artifacts.input import MAX_CONTENT
 from entrypoints.auth import bearer_secret
 from entrypoints.runtime import Runtime
 from entrypoints.web.caller import ToolCaller, ToolFailed
@@ -33,6 +34,12 @@ from entrypoints.web.session import COOKIE, SESSION_FOR, Caller, Sessions
 
 HERE = Path(__file__).parent
 PREFIX = "/ui"
+# Scripts only from the page's own files (no inline script, no other site's), no framing.
+SECURITY_HEADERS = {"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+                                               "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+                    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"}
+# A page's request body: an upload of files up to 10 MB each (artifact_ingest's limit), 20 MB in all.
+MAX_PAGE_BODY = 2 * MAX_CONTENT + 1024 * 1024
 View = Callable[["Ui", Request, Caller], Awaitable[Response]]
 
 
@@ -56,19 +63,20 @@ class Ui:
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(),
                                      trim_blocks=True, lstrip_blocks=True)
         self.templates.globals.update(prefix=PREFIX, urlencode=urlencode)
-        self.templates.filters.update(highlight=highlight, filesize=filesize)
+        self.templates.filters.update(highlight=highlight, filesize=filesize, linkable=linkable)
 
     def page(self, request: Request, caller: Caller, template: str, status: int = 200, **values: Any) -> Response:
         html = self.templates.get_template(template).render(
             request=request, caller=caller, user=caller.principal.user_id, csrf=caller.csrf or "", **values)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     async def tool(self, caller: Caller, name: str, **arguments: Any) -> dict[str, Any]:
         return await self.call(caller.principal, name, caller.via, **arguments)
 
-    async def form(self, request: Request, caller: Caller, max_part_size: int = 1024 * 1024) -> dict[str, Any]:
+    async def form(self, request: Request, caller: Caller, max_part_size: int = 1024 * 1024,
+                   max_files: int = 0) -> dict[str, Any]:
         """The posted form, once its CSRF token is checked (refused: 403, nothing done)."""
-        form = await request.form(max_files=100, max_fields=200, max_part_size=max_part_size)
+        form = await request.form(max_files=max_files, max_fields=50, max_part_size=max_part_size)
         if not self.sessions.csrf_ok(caller, form.get("csrf") if isinstance(form.get("csrf"), str) else None):
             raise Refused(403, "This form is out of date or came from another site (CSRF token missing or wrong): "
                                "reload the page and send it again.")
@@ -94,7 +102,7 @@ def build_ui(runtime: Runtime, sessions: Sessions, security: TransportSecuritySe
 def _guard(ui: Ui, view: View) -> Callable[[Request], Awaitable[Response]]:
     """Host/Origin checked, the caller known (else the login page), CSRF on a change, errors shown."""
     async def endpoint(request: Request) -> Response:
-        refused = await ui.security.validate_request(request)
+        refused = await ui.security.validate_request(request) or _cross_site(request)
         if refused is not None:
             return refused
         caller = await anyio.to_thread.run_sync(ui.sessions.resolve, bearer_secret(request.scope),
@@ -121,14 +129,14 @@ def _guard(ui: Ui, view: View) -> Callable[[Request], Awaitable[Response]]:
 
 def _login(ui: Ui) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
-        refused = await ui.security.validate_request(request)
+        refused = await ui.security.validate_request(request) or _cross_site(request)
         if refused is not None:
             return refused
         target = request.query_params.get("next", "")
         target = target if target.startswith(PREFIX + "/") and not target.startswith("//") else f"{PREFIX}/search"
         if request.method == "GET":
             return _login_page(ui, target, None)
-        form = await request.form(max_fields=10, max_files=0)
+        form = await request.form(max_fields=10, max_files=0, max_part_size=4096)
         secret = str(form.get("token") or "").strip()
         made = await anyio.to_thread.run_sync(ui.sessions.login, secret)
         if made is None:
@@ -145,6 +153,18 @@ async def _logout(ui: Ui, request: Request, caller: Caller) -> Response:
     response = RedirectResponse(f"{PREFIX}/login", status_code=303)
     response.delete_cookie(COOKIE, path=PREFIX)
     return response
+
+
+def _cross_site(request: Request) -> Response | None:
+    """A POST whose Origin is not this page's own (also when the Host/Origin allow-list is off, on a
+    wildcard bind): refused, so no other site can sign a browser in or change anything."""
+    origin = request.headers.get("origin")
+    if request.method != "POST" or origin is None:
+        return None
+    host = request.headers.get("host", "")
+    if origin in (f"http://{host}", f"https://{host}"):
+        return None
+    return _plain(403, "Refused: this form was sent from another site (Origin)")
 
 
 def _login_page(ui: Ui, target: str, error: str | None, status: int = 200) -> Response:
@@ -168,6 +188,11 @@ def highlight(text: str, query: str) -> Markup:
         out += [escape(text[last:found.start()]), Markup("<mark>"), escape(found.group()), Markup("</mark>")]
         last = found.end()
     return Markup("").join([*out, escape(text[last:])])
+
+
+def linkable(url: object) -> bool:
+    """Only web and mail links become links (a stored ``javascript:`` URL would run in the page)."""
+    return isinstance(url, str) and url.lower().startswith(("http://", "https://", "mailto:"))
 
 
 def filesize(value: object) -> str:

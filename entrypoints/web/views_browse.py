@@ -7,12 +7,15 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from urllib.parse import quote
+
 import anyio
+from starlette.responses import RedirectResponse
 from starlette.requests import Request
 from starlette.responses import Response
 
 from domain.model import ARTIFACT_TYPES, MEMORY_TYPES, SENSITIVITIES
-from entrypoints.web.app import Ui
+from entrypoints.web.app import PREFIX, Ui
 from entrypoints.web.caller import ToolFailed
 from entrypoints.web.session import Caller
 
@@ -67,6 +70,9 @@ async def conversation(ui: Ui, request: Request, caller: Caller) -> Response:
 
 
 async def conversations(ui: Ui, request: Request, caller: Caller) -> Response:
+    opened = request.query_params.get("cid", "").strip()
+    if opened:  # the "open by id" form
+        return RedirectResponse(f"{PREFIX}/conversations/{quote(opened)}", status_code=303)
     page = await ui.tool(caller, "conversation_list", limit=PAGE, cursor=request.query_params.get("cursor") or None)
     return ui.page(request, caller, "conversations.html", rows=page["results"], next_cursor=page["next_cursor"])
 
@@ -135,7 +141,7 @@ def _items(answer: dict[str, Any]) -> list[dict[str, Any]]:
 def _number(value: str | None) -> int | None:
     if value is None or not value.strip():
         return None
-    if not value.strip().isdigit():
+    if not (value.strip().isascii() and value.strip().isdigit()):
         raise ToolFailed(f"a version or iteration is a whole number (got {value!r})", "v")
     return int(value)
 

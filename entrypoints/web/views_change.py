@@ -56,7 +56,7 @@ async def ingest_form(ui: Ui, request: Request, caller: Caller) -> Response:
 
 async def ingest(ui: Ui, request: Request, caller: Caller) -> Response:
     """Each uploaded file (UTF-8 text) and the pasted text, if any, as an artifact of the chosen type."""
-    form = await ui.form(request, caller, max_part_size=MAX_CONTENT + 1)
+    form = await ui.form(request, caller, max_part_size=MAX_CONTENT + 1, max_files=MAX_FILES)
     asked = {"artifact_type": _text(form, "artifact_type") or "doc",
              "source_system": _text(form, "source_system") or "upload", "title": _text(form, "title"),
              **{field: _text(form, field) for field in PRIVACY}}
@@ -112,7 +112,7 @@ def _float(form: dict[str, Any], name: str) -> float | None:
 
 def _int(form: dict[str, Any], name: str) -> int | None:
     value = _text(form, name)
-    if value is not None and not value.isdigit():
+    if value is not None and not (value.isascii() and value.isdigit()):
         raise ToolFailed(f"{name} must be a whole number of days from 1 to 36500 (got {value!r})", name)
     return None if value is None else int(value)
 

@@ -4,6 +4,7 @@ each opening where it came from (hybrid_search, as an agent would call it)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,7 +38,7 @@ def search_arguments(asked: dict[str, str]) -> dict[str, Any]:
     """The form as hybrid_search's arguments: a number that is not one, or a filter line without ``=``,
     refused here naming the field; ranges and unknown filter keys are the tool's to refuse."""
     limit = asked["limit"].strip()
-    if not limit.lstrip("-").isdigit():
+    if not (limit.isascii() and limit.lstrip("-").isdigit()):
         raise ValidationError("limit", f"limit must be a whole number from 1 to 50 (got {limit!r})")
     filters = {k: asked[k].strip() for k in FILTER_KEYS if asked[k].strip()}
     for line in asked["filter"].splitlines():
@@ -60,7 +61,7 @@ def opened(hit: dict[str, Any]) -> dict[str, Any]:
         passage = f"?passage={hit['id']}#{hit['id']}" if hit["id"] != hit["artifact_id"] else ""
         link = f"{PREFIX}/artifacts/{hit['artifact_id']}{passage}"
     elif hit.get("conversation_id") is not None and hit.get("turn_index") is not None:
-        link = f"{PREFIX}/conversations/{hit['conversation_id']}#turn-{hit['turn_index']}"
+        link = f"{PREFIX}/conversations/{quote(str(hit['conversation_id']))}#turn-{hit['turn_index']}"
     return {**hit, "link": link, "text": hit.get("snippet") or hit.get("content") or ""}
 
 

@@ -273,3 +273,24 @@ def test_the_owner_revokes_a_token_from_the_page(browser, guarded, shots: Path) 
     assert "/ui/login" in carol.url  # her session ended with her token
     assert httpx.post(server.mcp_url, headers={"Authorization": f"Bearer {secrets['carol']}"},
                       json={}).status_code == 401
+
+
+def test_the_page_refuses_what_another_site_or_a_stored_link_could_do(local, tmp_path: Path) -> None:
+    """A javascript: source_url is shown, never linked; scripts only from the page's own files (CSP); a
+    POST from another site's page (Origin) and a body over the page's limit are refused, nothing done."""
+    with blocking(http_session(local.mcp_url)) as client:
+        made = call(client, "artifact_ingest", artifact_type="note", source_system="web", source_id="trap",
+                    source_url="javascript:alert(document.cookie)", content="A page an agent read.")
+    with httpx.Client(base_url=local.base_url) as browser:
+        page = browser.get(f"/ui/artifacts/{made['artifact_id']}")
+        assert page.status_code == 200 and 'href="javascript:' not in page.text
+        assert "<code>javascript:alert(document.cookie)</code>" in page.text
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        foreign = browser.post(f"/ui/artifacts/{made['artifact_id']}/delete", data={"csrf": csrf},
+                               headers={"Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        huge = browser.post("/ui/ingest", data={"csrf": csrf}, files={"files": ("big.txt", b"a" * 22_000_000)})
+        assert huge.status_code == 413
+        assert browser.get(f"/ui/artifacts/{made['artifact_id']}").status_code == 200  # still there
+        assert browser.get("/ui/sessions?iter=%C2%B2").status_code == 400  # "²" is no number: refused, no 500

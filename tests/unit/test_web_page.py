@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, Histogram
 from domain.access.principal import Principal
 from domain.errors import ValidationError
 from entrypoints.auth import Who
-from entrypoints.web.app import filesize, highlight
+from entrypoints.web.app import filesize, highlight, linkable
 from entrypoints.web.session import Sessions
 from entrypoints.web.views_admin import bar_chart, latency_rows
 from entrypoints.web.views_search import opened, search_arguments
@@ -112,3 +112,9 @@ def test_latency_percentiles_come_from_the_histogram_buckets() -> None:
     assert bar_chart([("a", 50.0), ("b", 100.0)]) == [{"label": "a", "value": 50.0, "width": 50.0},
                                                       {"label": "b", "value": 100.0, "width": 100.0}]
     assert (filesize(512), filesize(2048), filesize(3 * 1024 ** 3)) == ("512 bytes", "2.0 KB", "3.0 GB")
+
+
+def test_only_web_and_mail_urls_become_links() -> None:
+    assert linkable("https://example.org/a") and linkable("HTTP://x") and linkable("mailto:a@b.c")
+    assert not any(linkable(u) for u in ("javascript:alert(1)", "JavaScript:x", "data:text/html,x", "vbscript:x",
+                                         " javascript:x", None, 3))
