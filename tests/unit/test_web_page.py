@@ -118,3 +118,14 @@ def test_only_web_and_mail_urls_become_links() -> None:
     assert linkable("https://example.org/a") and linkable("HTTP://x") and linkable("mailto:a@b.c")
     assert not any(linkable(u) for u in ("javascript:alert(1)", "JavaScript:x", "data:text/html,x", "vbscript:x",
                                          " javascript:x", None, 3))
+
+
+def test_the_shipped_htmx_is_the_pinned_release() -> None:
+    """htmx 2.0.4's dist/htmx.min.js from npm (htmx.org), as the README pins it."""
+    import hashlib
+    from pathlib import Path
+
+    shipped = Path(__file__).parents[2] / "entrypoints" / "web" / "static" / "htmx.min.js"
+    assert hashlib.sha256(shipped.read_bytes()).hexdigest() == \
+        "e209dda5c8235479f3166defc7750e1dbcd5a5c1808b7792fc2e6733768fb447"
+    assert "version:\"2.0.4\"" in shipped.read_text() or "2.0.4" in shipped.read_text()
