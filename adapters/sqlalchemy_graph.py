@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import (Column, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint, delete, func,
-                        insert, or_, select)
+                        insert, or_, select, union)
 
 from adapters.sqlalchemy_base import metadata
 from domain.graph.model import Entity, Relation
@@ -37,7 +37,7 @@ graph_relations = Table(
     Column("target", String(1000), nullable=False),
     Column("relation_type", String(1000), nullable=False),
     UniqueConstraint("owner", "source", "target", "relation_type", name="uq_graph_relation"),
-    Index("ix_graph_relations_target", "owner", "target"),
+    Index("ix_graph_relations_target", "owner", "target", "source", "relation_type"),  # covering: no scan
 )
 
 
@@ -136,11 +136,16 @@ class SqlGraph(GraphStore):
 
     def relations(self, owner: str, touching: Sequence[str] | None = None) -> list[Relation]:
         r = graph_relations
-        query = select(r.c.source, r.c.target, r.c.relation_type).where(r.c.owner == owner).order_by(r.c.id)
-        if touching is not None:
-            query = query.where(or_(r.c.source.in_(list(touching)), r.c.target.in_(list(touching))))
+        columns = (r.c.id, r.c.source, r.c.target, r.c.relation_type)
+        if touching is None:
+            query = select(*columns).where(r.c.owner == owner).order_by(r.c.id)
+        else:
+            # Two index lookups (by source, by target), not one OR that scans every relation of the owner.
+            names = list(touching)
+            query = union(select(*columns).where(r.c.owner == owner, r.c.source.in_(names)),
+                          select(*columns).where(r.c.owner == owner, r.c.target.in_(names))).order_by("id")
         with self._read() as conn:  # type: ignore[attr-defined]
-            return [Relation(*row) for row in conn.execute(query).tuples()]
+            return [Relation(source, target, kind) for _, source, target, kind in conn.execute(query).tuples()]
 
     def match_entities(self, owner: str, text: str) -> list[str]:
         e, o = graph_entities, graph_observations
