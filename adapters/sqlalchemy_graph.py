@@ -121,31 +121,35 @@ class SqlGraph(GraphStore):
     def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,
                  limit: int | None = None) -> list[Entity]:
         e, o = graph_entities, graph_observations
-        query = select(e.c.id, e.c.name, e.c.entity_type).where(e.c.owner == owner).order_by(e.c.id)
-        if names is not None:
-            query = query.where(e.c.name.in_(list(names)))
-        query = query.offset(after) if after else query
-        query = query.limit(limit) if limit is not None else query
+        base = select(e.c.id, e.c.name, e.c.entity_type).where(e.c.owner == owner).order_by(e.c.id)
         with self._read() as conn:  # type: ignore[attr-defined]
-            rows = conn.execute(query).tuples().all()
+            if names is None:
+                query = base.offset(after) if after else base
+                rows = conn.execute(query.limit(limit) if limit is not None else query).tuples().all()
+            else:
+                rows = sorted(row for part in _parts(list(dict.fromkeys(names)))
+                              for row in conn.execute(base.where(e.c.name.in_(part))).tuples())
+                rows = rows[after:None if limit is None else after + limit]
             seen: dict[int, list[str]] = {row[0]: [] for row in rows}
-            for entity_id, content in conn.execute(select(o.c.entity_id, o.c.content).where(
-                    o.c.entity_id.in_(list(seen))).order_by(o.c.id)).tuples():
-                seen[entity_id].append(content)
+            for part in _parts(list(seen)):
+                for entity_id, content in conn.execute(select(o.c.entity_id, o.c.content).where(
+                        o.c.entity_id.in_(part)).order_by(o.c.id)).tuples():
+                    seen[entity_id].append(content)
         return [Entity(name, kind, tuple(seen[entity_id])) for entity_id, name, kind in rows]
 
     def relations(self, owner: str, touching: Sequence[str] | None = None) -> list[Relation]:
         r = graph_relations
         columns = (r.c.id, r.c.source, r.c.target, r.c.relation_type)
-        if touching is None:
-            query = select(*columns).where(r.c.owner == owner).order_by(r.c.id)
-        else:
-            # Two index lookups (by source, by target), not one OR that scans every relation of the owner.
-            names = list(touching)
-            query = union(select(*columns).where(r.c.owner == owner, r.c.source.in_(names)),
-                          select(*columns).where(r.c.owner == owner, r.c.target.in_(names))).order_by("id")
         with self._read() as conn:  # type: ignore[attr-defined]
-            return [Relation(source, target, kind) for _, source, target, kind in conn.execute(query).tuples()]
+            if touching is None:
+                rows = conn.execute(select(*columns).where(r.c.owner == owner).order_by(r.c.id)).tuples().all()
+            else:
+                # Two index lookups (by source, by target), not one OR that scans every relation of the owner.
+                found = {row[0]: row for part in _parts(list(dict.fromkeys(touching))) for row in conn.execute(
+                    union(select(*columns).where(r.c.owner == owner, r.c.source.in_(part)),
+                          select(*columns).where(r.c.owner == owner, r.c.target.in_(part)))).tuples()}
+                rows = [found[key] for key in sorted(found)]
+        return [Relation(source, target, kind) for _, source, target, kind in rows]
 
     def match_entities(self, owner: str, text: str) -> list[str]:
         e, o = graph_entities, graph_observations
@@ -157,3 +161,9 @@ class SqlGraph(GraphStore):
         with self._read() as conn:  # type: ignore[attr-defined]
             return list(conn.execute(query).scalars())
 
+
+
+def _parts(values: list, size: int = 5000) -> list[list]:
+    """``values`` in lists of at most ``size``: an IN of more parameters than SQLite (32,766) or
+    PostgreSQL (65,535) take in one statement fails, and a walk three relations deep reaches that."""
+    return [values[i:i + size] for i in range(0, len(values), size)] or [[]]

@@ -1,4 +1,4 @@
-"""``memtrove-bench locomo|facts|passages|scale|switch|console``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench locomo|facts|passages|scale|switch|console|graph``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
 
 Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
 """
@@ -83,6 +83,11 @@ def parser() -> argparse.ArgumentParser:
         suite.add_argument("--models", type=local_models, default=(), metavar="A,B",
                            help="run the whole benchmark once per local model, in this run, each on a store "
                                 "of its own (<store>/<model>): e.g. minilm,e5-small")
+    walk = suites.add_parser("graph", help="get_related's walk on a big knowledge graph (SQLite)")
+    walk.add_argument("--entities", type=int, default=100_000, help="entities (default 100,000)")
+    walk.add_argument("--relations", type=int, default=1_000_000, help="random relations (default 1,000,000)")
+    walk.add_argument("--walks", type=int, default=30, help="walks at each depth (default 30)")
+    walk.add_argument("--out", type=Path, default=Path("graph-results.json"), help="where to write the JSON report")
     console = suites.add_parser("console", help="the memtrove command and the page, timed as a user runs them")
     what = console.add_subparsers(dest="what", required=True)
     folder = what.add_parser("folder", help="memtrove ingest of a folder on the default model, then again")
@@ -100,6 +105,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.suite == "graph":
+        from bench import graph
+
+        return graph.main(args.entities, args.relations, args.walks, args.out)
     if args.suite == "console":
         from bench import console
 

@@ -67,6 +67,17 @@ class GraphStoreContract:
         store.delete_relations("u1", [Relation("Alice", "Acme Corp", "works_at"), Relation("A", "B", "c")], AUDIT)
         assert store.relations("u1") == []
 
+    def test_thousands_of_names_at_once(self, store) -> None:
+        """A walk three relations deep asks about thousands of names in one call (SQL: in parts)."""
+        names = [f"n{i}" for i in range(6_000)]
+        store.create_entities("u1", [Entity(n, "thing", (f"about {n}",)) for n in names], AUDIT)
+        store.create_relations("u1", [Relation(names[i], names[i + 1], "next") for i in range(0, 6_000, 2)], AUDIT)
+        found = store.entities("u1", list(reversed(names)))
+        assert [e.name for e in found] == names and found[-1].observations == ("about n5999",)
+        assert len(store.entities("u1")) == 6_000 and store.entities("u1", names, after=5_998) == found[-2:]
+        touching = store.relations("u1", names[1::2])
+        assert len(touching) == 3_000 and touching[0] == Relation("n0", "n1", "next")
+
     def test_match_is_any_case_on_name_type_or_observation(self, store) -> None:
         self.seeded(store)
         assert store.match_entities("u1", "ALICE") == ["Alice"]
