@@ -109,7 +109,7 @@ def folder(docs: Path, files: int, out: Path, keep: Path | None) -> int:
                                               "server_peak_rss_mb": peak},
               "second": second}
     out.write_text(json.dumps(report, indent=2))
-    print(json.dumps({k: v for k, v in report.items()}, indent=2))
+    print(json.dumps(report, indent=2))
     return 0
 
 

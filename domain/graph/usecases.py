@@ -12,7 +12,7 @@ from domain.access.principal import Identity
 from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.graph.model import Entity, Graph, Relation
-from domain.model import RequestContext
+from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import GraphStore
 from domain.validation import require_int
 
@@ -211,5 +211,5 @@ class KnowledgeGraph:
         found = [e.name for e in entities]
         return Graph(tuple(entities), tuple(self.store.relations(owner, found)) if found else ())
 
-    def _entry(self, action: str, context: RequestContext, names: list[str]):  # type: ignore[no-untyped-def]
+    def _entry(self, action: str, context: RequestContext, names: list[str]) -> AuditEntry:
         return audit(action, COLLECTION, names[:50], self.clock(), context, items=len(names))

@@ -248,7 +248,7 @@ class Restorer:
                                                  f"{held[0].entity_type!r}")
         if held and set(entity.observations) <= set(held[0].observations):
             return Step(None, "unchanged")
-        entry = audit("import", GRAPH, [entity.name], self.context_ts(), self.context)
+        entry = audit("import", GRAPH, [entity.name], iso(self.now), self.context)
 
         def write() -> bool:
             if not held:
@@ -263,9 +263,6 @@ class Restorer:
         owner = self.context.actor
         if relation in self.graph.relations(owner, [relation.source]):
             return Step(None, "unchanged")
-        entry = audit("import", GRAPH, [relation.source], self.context_ts(), self.context)
+        entry = audit("import", GRAPH, [relation.source], iso(self.now), self.context)
         return Step(lambda: bool(self.graph.create_relations(owner, [Relation(relation.source, relation.target,
                                                                               relation.relation_type)], entry)))
-
-    def context_ts(self) -> str:
-        return iso(self.now)
