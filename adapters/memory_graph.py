@@ -27,6 +27,7 @@ class InMemoryGraph(GraphStore):
         with self._graph_lock:
             held = self.graph_entities.setdefault(owner, [])
             names = {e.name for e in held}
+            self._tool_wrote(owner, [("e", e.name) for e in entities if e.name in names])  # type: ignore[attr-defined]
             made = []
             for entity in entities:
                 if entity.name not in names:
@@ -40,6 +41,7 @@ class InMemoryGraph(GraphStore):
         with self._graph_lock:
             held = self.graph_relations.setdefault(owner, [])
             made = [r for r in dict.fromkeys(relations) if r not in held]
+            self._tool_wrote(owner, [("r", r) for r in relations if r in held])  # type: ignore[attr-defined]
             held += made
             self._log(entry)
             return made
@@ -55,6 +57,7 @@ class InMemoryGraph(GraphStore):
             added = []
             for name, contents in items:
                 entity = entities[held[name]]
+                self._tool_wrote(owner, [("e", name), *(("o", name, c) for c in contents)])  # type: ignore[attr-defined]
                 new = [c for c in dict.fromkeys(contents) if c not in entity.observations]
                 entities[held[name]] = Entity(entity.name, entity.entity_type, (*entity.observations, *new))
                 added.append((name, new))
@@ -67,6 +70,8 @@ class InMemoryGraph(GraphStore):
             self.graph_entities[owner] = [e for e in self.graph_entities.get(owner, []) if e.name not in gone]
             self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, [])
                                            if r.source not in gone and r.target not in gone]
+            self._tool_dropped(owner, lambda f: f[1] in gone if f[0] != "r"  # type: ignore[attr-defined]
+                               else f[1].source in gone or f[1].target in gone)
             self._log(entry)
 
     def delete_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]], entry: AuditEntry) -> None:
@@ -77,12 +82,15 @@ class InMemoryGraph(GraphStore):
                     if entity.name == name:
                         kept = tuple(o for o in entity.observations if o not in set(contents))
                         entities[i] = Entity(entity.name, entity.entity_type, kept)
+                self._tool_dropped(owner, lambda f: f[0] == "o" and f[1] == name  # type: ignore[attr-defined]
+                                   and f[2] in set(contents))
             self._log(entry)
 
     def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None:
         gone = set(relations)
         with self._graph_lock:
             self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, []) if r not in gone]
+            self._tool_dropped(owner, lambda f: f[0] == "r" and f[1] in gone)  # type: ignore[attr-defined]
             self._log(entry)
 
     def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,

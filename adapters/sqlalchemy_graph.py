@@ -46,6 +46,7 @@ class SqlGraph(GraphStore):
         with self._write() as conn:  # type: ignore[attr-defined]
             held = set(conn.execute(select(graph_entities.c.name).where(
                 graph_entities.c.owner == owner, graph_entities.c.name.in_({e.name for e in entities}))).scalars())
+            self._keep_tool_write(conn, owner, "e", _ids(conn, owner, held))  # type: ignore[attr-defined]
             made = []
             for entity in entities:
                 if entity.name in held:
@@ -64,9 +65,11 @@ class SqlGraph(GraphStore):
     def create_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> list[Relation]:
         r = graph_relations
         with self._write() as conn:  # type: ignore[attr-defined]
-            made = [rel for rel in dict.fromkeys(relations) if not conn.execute(select(r.c.id).where(
+            held = {rel: conn.execute(select(r.c.id).where(
                 r.c.owner == owner, r.c.source == rel.source, r.c.target == rel.target,
-                r.c.relation_type == rel.relation_type)).first()]
+                r.c.relation_type == rel.relation_type)).scalar() for rel in dict.fromkeys(relations)}
+            made = [rel for rel, found in held.items() if found is None]
+            self._keep_tool_write(conn, owner, "r", [i for i in held.values() if i is not None])  # type: ignore[attr-defined]
             if made:
                 conn.execute(insert(r), [{"owner": owner, "source": m.source, "target": m.target,
                                           "relation_type": m.relation_type} for m in made])
@@ -82,9 +85,11 @@ class SqlGraph(GraphStore):
             missing = next((name for name, _ in items if name not in ids), None)
             if missing is not None:
                 return missing
+            self._keep_tool_write(conn, owner, "e", list(ids.values()))  # type: ignore[attr-defined]
             added = []
             for name, contents in items:
-                held = set(conn.execute(select(o.c.content).where(o.c.entity_id == ids[name])).scalars())
+                held = dict(conn.execute(select(o.c.content, o.c.id).where(o.c.entity_id == ids[name])).tuples().all())
+                self._keep_tool_write(conn, owner, "o", [held[c] for c in contents if c in held])  # type: ignore[attr-defined]
                 new = [c for c in dict.fromkeys(contents) if c not in held]
                 if new:
                     conn.execute(insert(o), [{"entity_id": ids[name], "content": c} for c in new])
@@ -95,11 +100,17 @@ class SqlGraph(GraphStore):
     def delete_entities(self, owner: str, names: Sequence[str], entry: AuditEntry) -> None:
         e, r = graph_entities, graph_relations
         with self._write() as conn:  # type: ignore[attr-defined]
-            ids = select(e.c.id).where(e.c.owner == owner, e.c.name.in_(list(names)))
-            conn.execute(delete(graph_observations).where(graph_observations.c.entity_id.in_(ids)))
-            conn.execute(delete(e).where(e.c.owner == owner, e.c.name.in_(list(names))))
-            conn.execute(delete(r).where(r.c.owner == owner, or_(r.c.source.in_(list(names)),
-                                                                 r.c.target.in_(list(names)))))
+            o = graph_observations
+            ids = _ids(conn, owner, names)
+            drop = self._drop_evidence  # type: ignore[attr-defined]
+            for part in _parts(ids):
+                drop(conn, "o", list(conn.execute(select(o.c.id).where(o.c.entity_id.in_(part))).scalars()))
+                conn.execute(delete(o).where(o.c.entity_id.in_(part)))
+                conn.execute(delete(e).where(e.c.id.in_(part)))
+            drop(conn, "e", ids)
+            touching = or_(r.c.source.in_(list(names)), r.c.target.in_(list(names)))
+            drop(conn, "r", list(conn.execute(select(r.c.id).where(r.c.owner == owner, touching)).scalars()))
+            conn.execute(delete(r).where(r.c.owner == owner, touching))
             self._append(conn, entry)  # type: ignore[attr-defined]
 
     def delete_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]], entry: AuditEntry) -> None:
@@ -107,15 +118,19 @@ class SqlGraph(GraphStore):
         with self._write() as conn:  # type: ignore[attr-defined]
             for name, contents in items:
                 ids = select(e.c.id).where(e.c.owner == owner, e.c.name == name)
-                conn.execute(delete(o).where(o.c.entity_id.in_(ids), o.c.content.in_(list(contents))))
+                chosen = (o.c.entity_id.in_(ids), o.c.content.in_(list(contents)))
+                self._drop_evidence(conn, "o", list(conn.execute(select(o.c.id).where(*chosen)).scalars()))  # type: ignore[attr-defined]
+                conn.execute(delete(o).where(*chosen))
             self._append(conn, entry)  # type: ignore[attr-defined]
 
     def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None:
         r = graph_relations
         with self._write() as conn:  # type: ignore[attr-defined]
             for rel in relations:
-                conn.execute(delete(r).where(r.c.owner == owner, r.c.source == rel.source, r.c.target == rel.target,
-                                             r.c.relation_type == rel.relation_type))
+                chosen = (r.c.owner == owner, r.c.source == rel.source, r.c.target == rel.target,
+                          r.c.relation_type == rel.relation_type)
+                self._drop_evidence(conn, "r", list(conn.execute(select(r.c.id).where(*chosen)).scalars()))  # type: ignore[attr-defined]
+                conn.execute(delete(r).where(*chosen))
             self._append(conn, entry)  # type: ignore[attr-defined]
 
     def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,
@@ -161,6 +176,11 @@ class SqlGraph(GraphStore):
         with self._read() as conn:  # type: ignore[attr-defined]
             return list(conn.execute(query).scalars())
 
+
+def _ids(conn: object, owner: str, names: object) -> list[int]:
+    e = graph_entities
+    return [i for part in _parts(sorted(set(names))) for i in conn.execute(  # type: ignore[attr-defined,arg-type]
+        select(e.c.id).where(e.c.owner == owner, e.c.name.in_(part))).scalars()]
 
 
 def _parts(values: list, size: int = 5000) -> list[list]:

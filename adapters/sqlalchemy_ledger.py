@@ -9,6 +9,8 @@ from sqlalchemy import Column, String, Table, delete, func, insert, select
 
 from adapters.sqlalchemy_documents import SqlDocuments
 from adapters.sqlalchemy_graph import SqlGraph
+from adapters.sqlalchemy_graph_builds import SqlGraphBuilds
+from adapters.sqlalchemy_graph_derived import SqlDerivedGraph
 from adapters.sqlalchemy_tokens import SqlTokens
 from adapters.sqlalchemy_scopes import SqlScopedArtifacts
 from adapters.sqlalchemy_store import audit, metadata, put_meta, store_meta
@@ -23,7 +25,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlTokens, SqlDocuments, SqlGraph, SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

@@ -3,7 +3,7 @@ observations, and relations between entity names. Each caller has a graph of its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,3 +24,60 @@ class Relation:
 class Graph:
     entities: tuple[Entity, ...] = ()
     relations: tuple[Relation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Where a fact was read: a record (``kind``: memory, turn or artifact; ``part``: the chunk, else -1),
+    the name it was called there (before resolution merged it), the sentence, and the record's time."""
+
+    kind: str
+    record_id: str
+    part: int = -1
+    mention: str = ""
+    excerpt: str = ""
+    when: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """What one record says, names resolved: written in place of what the record said before."""
+
+    entities: tuple[Entity, ...] = ()  # observations left empty: they come as ``observations``
+    relations: tuple[tuple[Relation, Evidence, str], ...] = ()  # (relation, evidence of its source, target mention)
+    observations: tuple[tuple[str, str, Evidence], ...] = ()  # (entity name, text, evidence)
+    mentions: tuple[tuple[str, Evidence], ...] = ()  # (entity name, evidence): each entity the record names
+    aliases: tuple["Alias", ...] = ()  # names resolution merged into an entity while reading the record
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """A name merged into an entity (how, how sure); ``blocked``: unmerged, never merged again."""
+
+    alias: str
+    name: str
+    method: str
+    score: float
+    blocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GraphBuild:
+    """A build_graph run: its state (running, done, failed; interrupted when its worker stopped
+    reporting) and counts; ``errors``: the records it could not read, with why."""
+
+    id: str
+    owner: str
+    state: str
+    started: str
+    updated: str
+    filters: dict = field(default_factory=dict)
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    forgotten: int = 0
+    entities: int = 0
+    relations: int = 0
+    observations: int = 0
+    errors: tuple[str, ...] = ()
+    finished: str | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from domain.graph.model import Entity, Relation
+from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
 from domain.model import AuditEntry
 
 
@@ -50,4 +50,50 @@ class GraphStore(Protocol):
 
     def match_entities(self, owner: str, text: str) -> list[str]:
         """Names of the entities whose name, type or an observation holds ``text`` (any case), in order."""
+        ...
+
+
+Origin = tuple[str, str]  # (record kind, record id): a record a graph was built from
+
+
+@runtime_checkable
+class DerivedGraph(Protocol):
+    """The part of the graph built from stored records: each fact keeps its evidence (the records it was
+    read from). A fact made by a graph tool has none and is the caller's; one built from records goes
+    when its last evidence goes (its record deleted, changed or no longer readable), unless a graph tool
+    wrote it too. Every write carries its audit entry."""
+
+    def source_digests(self, owner: str) -> dict[Origin, str]:
+        """The records the owner's graph was built from, with the digest of what was read."""
+        ...
+
+    def apply_sources(self, owner: str, items: Sequence[tuple[Origin, str, Derived]], entry: AuditEntry) -> None:
+        """For each record, all at once: what it said before is forgotten, then ``Derived`` is written
+        (entities created when missing; relations and observations added when missing; evidence kept)
+        and the digest recorded."""
+        ...
+
+    def forget_sources(self, owner: str | None, origins: Sequence[Origin], entry: AuditEntry | None) -> int:
+        """What those records said (any owner's graph when ``owner`` is None): their evidence, and each
+        fact left with none. The number of records that had been read."""
+        ...
+
+    def evidence(self, owner: str, relations: Sequence[Relation]) -> dict[Relation, list[Evidence]]: ...
+
+    def linked_records(self, owner: str, names: Sequence[str], limit: int) -> list[tuple[str, Origin, int]]:
+        """Records that name those entities (entity name, origin, chunk part), the most recent first."""
+        ...
+
+    def aliases(self, owner: str) -> list[Alias]: ...
+
+    def unmerge(self, owner: str, alias: str, name: str, entry: AuditEntry) -> int | None:
+        """Split ``alias`` out of entity ``name`` again: the facts read under that name move to a new
+        entity of that name (same type) and the pair is never merged again. None: no such merge; else
+        the number of facts moved."""
+        ...
+
+    def save_build(self, build: GraphBuild) -> None: ...
+
+    def builds(self, owner: str, build_id: str | None = None, limit: int = 1) -> list[GraphBuild]:
+        """The owner's builds, newest first (``build_id``: only that one)."""
         ...

@@ -13,6 +13,7 @@ from adapters.sqlalchemy_store import make_engine
 from domain.graph.model import Entity, Relation
 from domain.model import AuditEntry
 from domain.ports.graph import GraphStore
+from tests.contract.derived_graph_contract import DerivedGraphContract
 
 AUDIT = AuditEntry(action="graph", collection="graph", item_ids=(), actor="t", ts="2026-01-01T00:00:00Z", detail={})
 ALICE = Entity("Alice", "person", ("works at Acme Corp", "likes tea"))
@@ -87,13 +88,13 @@ class GraphStoreContract:
         assert store.match_entities("u1", "") == ["Alice", "Bob", "Acme Corp"]
 
 
-class TestInMemoryGraphStore(GraphStoreContract):
+class TestInMemoryGraphStore(GraphStoreContract, DerivedGraphContract):
     @pytest.fixture
     def store(self):
         return InMemoryStore()
 
 
-class TestSqliteGraphStore(GraphStoreContract):
+class TestSqliteGraphStore(GraphStoreContract, DerivedGraphContract):
     @pytest.fixture
     def store(self, tmp_path: Path):
         store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
@@ -101,7 +102,7 @@ class TestSqliteGraphStore(GraphStoreContract):
         store.close()
 
 
-class TestPostgresGraphStore(GraphStoreContract):
+class TestPostgresGraphStore(GraphStoreContract, DerivedGraphContract):
     @pytest.fixture
     def store(self, postgres_url: str):
         from tests.support.postgres import fresh_database

@@ -1,0 +1,165 @@
+"""The graph built from records, in memory: evidence per fact (keyed by what the fact is), the records
+read, merged names and builds. The fake of DerivedGraph beside InMemoryGraph (same contract suite)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
+from domain.model import AuditEntry
+from domain.ports.graph import Origin
+
+TOOL = ("tool", "")
+Fact = tuple  # ("e", name) | ("o", name, content) | ("r", Relation)
+
+
+class InMemoryDerivedGraph:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.graph_evidence: dict[str, list[tuple[Fact, Origin, Evidence, str | None]]] = {}
+        self.graph_sources: dict[str, dict[Origin, str]] = {}
+        self.graph_aliases: dict[str, dict[tuple[str, str], Alias]] = {}
+        self.graph_builds: dict[str, list[GraphBuild]] = {}
+
+    def source_digests(self, owner: str) -> dict[Origin, str]:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            return dict(self.graph_sources.get(owner, {}))
+
+    def apply_sources(self, owner: str, items: Sequence[tuple[Origin, str, Derived]], entry: AuditEntry) -> None:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            for origin, digest, derived in items:
+                self._forget(owner, [origin])
+                self._write(owner, origin, derived)
+                self.graph_sources.setdefault(owner, {})[origin] = digest
+                for alias in derived.aliases:
+                    self.graph_aliases.setdefault(owner, {}).setdefault((alias.alias, alias.name), alias)
+            self._log(entry)  # type: ignore[attr-defined]
+
+    def forget_sources(self, owner: str | None, origins: Sequence[Origin], entry: AuditEntry | None) -> int:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            gone = sum(self._forget(o, origins) for o in ([owner] if owner is not None else list(self.graph_sources)))
+            if entry is not None:
+                self._log(entry)  # type: ignore[attr-defined]
+            return gone
+
+    def evidence(self, owner: str, relations: Sequence[Relation]) -> dict[Relation, list[Evidence]]:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            rows = self.graph_evidence.get(owner, [])
+            return {rel: [ev for fact, origin, ev, _ in rows if fact == ("r", rel) and origin != TOOL]
+                    for rel in dict.fromkeys(relations)}
+
+    def linked_records(self, owner: str, names: Sequence[str], limit: int) -> list[tuple[str, Origin, int]]:
+        wanted = set(names)
+        with self._graph_lock:  # type: ignore[attr-defined]
+            rows = self.graph_evidence.get(owner, [])
+            found = [(fact[1], origin, ev.part) for fact, origin, ev, _ in reversed(rows)
+                     if fact[0] == "e" and fact[1] in wanted and origin != TOOL]
+        return found[:limit]
+
+    def aliases(self, owner: str) -> list[Alias]:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            return sorted(self.graph_aliases.get(owner, {}).values(), key=lambda a: (a.alias, a.name))
+
+    def unmerge(self, owner: str, alias: str, name: str, entry: AuditEntry) -> int | None:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            held = self.graph_aliases.get(owner, {}).get((alias, name))
+            if held is None or held.blocked:
+                return None
+            rows = self.graph_evidence.get(owner, [])
+            kind = next((e.entity_type for e in self.graph_entities.get(owner, []) if e.name == name), None)  # type: ignore[attr-defined]
+            moved, touched = 0, set()
+            for i, (fact, origin, ev, target_mention) in enumerate(rows):
+                new: Fact | None = None
+                if fact == ("e", name) and ev.mention == alias:
+                    new = ("e", alias)
+                elif fact[0] == "o" and fact[1] == name and ev.mention == alias:
+                    new = ("o", alias, fact[2])
+                elif fact[0] == "r" and fact[1].source == name and ev.mention == alias:
+                    new = ("r", replace(fact[1], source=alias))
+                elif fact[0] == "r" and fact[1].target == name and target_mention == alias:
+                    new = ("r", replace(fact[1], target=alias))
+                if new is not None and kind is not None:
+                    self._ensure(owner, new, kind)
+                    rows[i] = (new, origin, ev, target_mention)
+                    touched.add(fact)
+                    moved += 1
+            for fact in touched:
+                if fact[0] != "e" and not any(f == fact for f, *_ in rows):
+                    self._remove(owner, fact)
+            self.graph_aliases[owner][(alias, name)] = replace(held, blocked=True)
+            self._log(entry)  # type: ignore[attr-defined]
+            return moved
+
+    def save_build(self, build: GraphBuild) -> None:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            held = self.graph_builds.setdefault(build.owner, [])
+            held[:] = [b for b in held if b.id != build.id] + [build] if any(b.id == build.id for b in held) \
+                else held + [build]
+
+    def builds(self, owner: str, build_id: str | None = None, limit: int = 1) -> list[GraphBuild]:
+        with self._graph_lock:  # type: ignore[attr-defined]
+            held = sorted(self.graph_builds.get(owner, []), key=lambda b: b.started, reverse=True)
+        return [b for b in held if build_id is None or b.id == build_id][:limit]
+
+    # Graph tools' writes and deletes (called by InMemoryGraph under its lock).
+    def _tool_wrote(self, owner: str, facts: Sequence[Fact]) -> None:
+        rows = self.graph_evidence.get(owner, [])
+        cited = {f for f, *_ in rows}
+        rows += [(f, TOOL, Evidence("tool", ""), None) for f in dict.fromkeys(facts)
+                 if f in cited and (f, TOOL) not in {(g, o) for g, o, *_ in rows}]
+
+    def _tool_dropped(self, owner: str, drop: Any) -> None:
+        self.graph_evidence[owner] = [row for row in self.graph_evidence.get(owner, []) if not drop(row[0])]
+
+    def _write(self, owner: str, origin: Origin, derived: Derived) -> None:
+        types = {e.name: e.entity_type for e in derived.entities}
+        rows = self.graph_evidence.setdefault(owner, [])
+        for name, ev in derived.mentions:
+            self._ensure(owner, ("e", name), types[name])
+            rows.append((("e", name), origin, ev, None))
+        for name, text, ev in derived.observations:
+            self._ensure(owner, ("o", name, text), types[name])
+            rows.append((("o", name, text), origin, ev, None))
+        for rel, ev, target_mention in derived.relations:
+            self._ensure(owner, ("r", rel), "")
+            rows.append((("r", rel), origin, ev, target_mention))
+
+    def _ensure(self, owner: str, fact: Fact, entity_type: str) -> None:
+        entities = self.graph_entities.setdefault(owner, [])  # type: ignore[attr-defined]
+        if fact[0] == "r":
+            relations = self.graph_relations.setdefault(owner, [])  # type: ignore[attr-defined]
+            if fact[1] not in relations:
+                relations.append(fact[1])
+            return
+        at = next((i for i, e in enumerate(entities) if e.name == fact[1]), None)
+        if at is None:
+            entities.append(Entity(fact[1], entity_type))
+            at = len(entities) - 1
+        if fact[0] == "o" and fact[2] not in entities[at].observations:
+            e = entities[at]
+            entities[at] = Entity(e.name, e.entity_type, (*e.observations, fact[2]))
+
+    def _remove(self, owner: str, fact: Fact) -> None:
+        entities = self.graph_entities.get(owner, [])  # type: ignore[attr-defined]
+        if fact[0] == "r":
+            self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, []) if r != fact[1]]  # type: ignore[attr-defined]
+        elif fact[0] == "o":
+            entities[:] = [Entity(e.name, e.entity_type, tuple(o for o in e.observations if o != fact[2]))
+                           if e.name == fact[1] else e for e in entities]
+        else:
+            entities[:] = [e for e in entities if e.name != fact[1]]
+            self.graph_evidence[owner] = [row for row in self.graph_evidence.get(owner, [])
+                                          if not (row[0][0] == "o" and row[0][1] == fact[1])]
+
+    def _forget(self, owner: str, origins: Sequence[Origin]) -> int:
+        wanted = set(origins)
+        rows = self.graph_evidence.get(owner, [])
+        facts = {fact for fact, origin, *_ in rows if origin in wanted}
+        rows[:] = [row for row in rows if row[1] not in wanted]
+        cited = {fact for fact, *_ in rows}
+        for fact in sorted(facts - cited, key=lambda f: f[0] == "e"):  # an entity last: its observations first
+            self._remove(owner, fact)
+        held = self.graph_sources.get(owner, {})
+        return sum(held.pop(origin, None) is not None for origin in wanted)

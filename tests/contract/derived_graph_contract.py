@@ -1,0 +1,84 @@
+"""The DerivedGraph contract: facts built from records keep their evidence, go with their last record
+unless a graph tool wrote them too, and a merged name can be split out again."""
+
+from __future__ import annotations
+
+from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
+from domain.model import AuditEntry
+
+AUDIT = AuditEntry(action="build_graph", collection="graph", item_ids=(), actor="t", ts="2026-01-01T00:00:00Z",
+                   detail={})
+MEM, TURN = ("memory", "mem_1"), ("turn", "t_1")
+CAROLINE, BOSTON = Entity("Caroline", "person"), Entity("Boston", "place")
+WENT = Relation("Caroline", "Boston", "go_to")
+
+
+def said(origin: tuple[str, str], mention: str = "Caroline", text: str = "Caroline went to Boston.") -> Derived:
+    ev = Evidence(origin[0], origin[1], -1, mention, text, "2023-05-07T10:00:00Z")
+    return Derived(entities=(CAROLINE, BOSTON), relations=((WENT, ev, "Boston"),),
+                   observations=(("Caroline", text, ev),),
+                   mentions=(("Caroline", ev), ("Boston", Evidence(origin[0], origin[1], -1, "Boston", text))),
+                   aliases=(Alias(mention, "Caroline", "fuzzy", 0.9),) if mention != "Caroline" else ())
+
+
+class DerivedGraphContract:
+    def test_facts_keep_their_evidence_and_go_with_their_last_record(self, store) -> None:
+        store.apply_sources("u1", [(MEM, "d1", said(MEM)), (TURN, "d2", said(TURN))], AUDIT)
+        assert store.source_digests("u1") == {MEM: "d1", TURN: "d2"} and store.source_digests("u2") == {}
+        assert store.entities("u1") == [Entity("Caroline", "person", ("Caroline went to Boston.",)), BOSTON]
+        assert store.relations("u1") == [WENT]
+        assert [(e.kind, e.record_id, e.when) for e in store.evidence("u1", [WENT])[WENT]] == [
+            ("memory", "mem_1", "2023-05-07T10:00:00Z"), ("turn", "t_1", "2023-05-07T10:00:00Z")]
+        assert {o for _, o, _ in store.linked_records("u1", ["Boston"], 10)} == {MEM, TURN}
+        assert store.forget_sources("u1", [MEM], AUDIT) == 1
+        assert store.relations("u1") == [WENT] and len(store.evidence("u1", [WENT])[WENT]) == 1
+        assert store.forget_sources(None, [TURN], None) == 1  # a deleted record: every owner's graph
+        assert store.entities("u1") == [] and store.relations("u1") == [] and store.source_digests("u1") == {}
+
+    def test_a_record_read_again_replaces_what_it_said(self, store) -> None:
+        store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)
+        other = Derived(entities=(Entity("Melanie", "person"),),
+                        mentions=(("Melanie", Evidence("memory", "mem_1", -1, "Melanie", "Melanie paints.")),),
+                        observations=(("Melanie", "Melanie paints.", Evidence("memory", "mem_1")),))
+        store.apply_sources("u1", [(MEM, "d9", other)], AUDIT)
+        assert store.entities("u1") == [Entity("Melanie", "person", ("Melanie paints.",))]
+        assert store.relations("u1") == [] and store.source_digests("u1") == {MEM: "d9"}
+
+    def test_what_a_graph_tool_wrote_too_stays(self, store) -> None:
+        store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)
+        store.create_relations("u1", [WENT], AUDIT)  # the tool: already there, now the caller's too
+        store.add_observations("u1", [("Boston", ["a city"])], AUDIT)
+        store.forget_sources("u1", [MEM], AUDIT)
+        assert store.relations("u1") == [WENT]
+        assert store.entities("u1") == [Entity("Boston", "place", ("a city",))]
+        assert store.evidence("u1", [WENT])[WENT] == []
+
+    def test_deleting_by_tool_drops_the_evidence(self, store) -> None:
+        store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)
+        store.delete_entities("u1", ["Caroline"], AUDIT)
+        assert store.relations("u1") == [] and store.evidence("u1", [WENT])[WENT] == []
+        store.forget_sources("u1", [MEM], AUDIT)
+        assert store.entities("u1") == []
+
+    def test_an_unmerge_moves_what_was_read_under_the_alias(self, store) -> None:
+        store.apply_sources("u1", [(TURN, "d2", said(TURN))], AUDIT)
+        store.apply_sources("u1", [(MEM, "d1", said(MEM, mention="Carolyn", text="Carolyn went to Boston."))], AUDIT)
+        assert store.aliases("u1") == [Alias("Carolyn", "Caroline", "fuzzy", 0.9)]
+        assert store.unmerge("u1", "Carolyn", "Nobody", AUDIT) is None
+        assert store.unmerge("u1", "Carolyn", "Caroline", AUDIT) == 3  # its mention, observation, relation
+        names = {e.name: e for e in store.entities("u1")}
+        assert names["Carolyn"] == Entity("Carolyn", "person", ("Carolyn went to Boston.",))
+        assert names["Caroline"].observations == ("Caroline went to Boston.",)
+        assert set(store.relations("u1")) == {WENT, Relation("Carolyn", "Boston", "go_to")}
+        assert store.aliases("u1") == [Alias("Carolyn", "Caroline", "fuzzy", 0.9, blocked=True)]
+        assert store.unmerge("u1", "Carolyn", "Caroline", AUDIT) is None  # once
+
+    def test_builds_are_kept_newest_first(self, store) -> None:
+        first = GraphBuild("b1", "u1", "running", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")
+        store.save_build(first)
+        store.save_build(GraphBuild("b2", "u1", "running", "2026-01-02T00:00:00Z", "2026-01-02T00:00:00Z"))
+        done = GraphBuild("b1", "u1", "done", first.started, "2026-01-01T00:01:00Z", {"kinds": ["memory"]}, 5, 5,
+                          errors=("memory mem_9: boom",))
+        store.save_build(done)
+        assert [b.id for b in store.builds("u1", limit=5)] == ["b2", "b1"]
+        assert store.builds("u1", "b1") == [done] and store.builds("u2") == []
