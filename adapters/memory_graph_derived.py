@@ -103,6 +103,33 @@ class InMemoryDerivedGraph:
             held = sorted(self.graph_builds.get(owner, []), key=lambda b: b.started, reverse=True)
         return [b for b in held if build_id is None or b.id == build_id][:limit]
 
+    # A record deleted or replaced: what every owner's graph read from it goes (the SQL store does it in
+    # the delete's transaction; these wrap the fake store's methods, which come after this class).
+    def delete_memory(self, memory_id: str, entry: AuditEntry) -> bool:
+        gone = super().delete_memory(memory_id, entry)  # type: ignore[misc]
+        self.forget_sources(None, [("memory", memory_id)], None) if gone else None
+        return gone
+
+    def replace_memory(self, memory: Any, entry: AuditEntry, vectors: Sequence[Any] = ()) -> bool:
+        done = super().replace_memory(memory, entry, vectors)  # type: ignore[misc]
+        self.forget_sources(None, [("memory", memory.id)], None) if done else None
+        return done
+
+    def delete_turn(self, turn_id: str, entry: AuditEntry) -> bool:
+        gone = super().delete_turn(turn_id, entry)  # type: ignore[misc]
+        self.forget_sources(None, [("turn", turn_id)], None) if gone else None
+        return gone
+
+    def put_turn(self, turn: Any, entry: AuditEntry, vectors: Any = None) -> None:
+        old = self.get_turn(turn.conversation_id, turn.turn_index)  # type: ignore[attr-defined]
+        super().put_turn(turn, entry, vectors)  # type: ignore[misc]
+        self.forget_sources(None, [("turn", turn.id)] + ([("turn", old.id)] if old is not None else []), None)
+
+    def delete_artifact(self, artifact_id: str, entry: AuditEntry) -> int | None:
+        gone = super().delete_artifact(artifact_id, entry)  # type: ignore[misc]
+        self.forget_sources(None, [("artifact", artifact_id)], None) if gone is not None else None
+        return gone
+
     # Graph tools' writes and deletes (called by InMemoryGraph under its lock).
     def _tool_wrote(self, owner: str, facts: Sequence[Fact]) -> None:
         rows = self.graph_evidence.get(owner, [])

@@ -149,6 +149,11 @@ def _write_derived(conn: Connection, owner: str, origin: Origin, derived: Derive
         conn.execute(insert(graph_evidence), rows)
 
 
+def forget_records(conn: Connection, kind: str, ids: Sequence[str]) -> None:
+    """In a delete's transaction: what every owner's graph read from those records goes with them."""
+    _forget(conn, None, [(kind, i) for i in ids])
+
+
 def _forget(conn: Connection, owner: str | None, origins: Sequence[Origin]) -> int:
     """Drop the evidence those records gave, then each fact left without any; the records' digests."""
     ev, s = graph_evidence, graph_sources

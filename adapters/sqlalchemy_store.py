@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from adapters.fts import Doc, LexicalBackend
 from adapters.fts_sqlite import SqliteFts5
 from adapters.sqlalchemy_base import metadata
+from adapters.sqlalchemy_graph_derived import forget_records
 from adapters.sqlalchemy_turns import SqlTurns, turn_docs
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
     _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns, audit, memories,
@@ -137,6 +138,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
                 return False
             self._lexical.unindex_records(conn, "memory", [memory.id])
             drop_vectors(conn, ["memory"], memory.id)
+            forget_records(conn, "memory", [memory.id])  # its graph facts: read again by the next build
             self._insert_memory(conn, memory, entry, vectors)
         return True
 
@@ -174,6 +176,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
             if gone:
                 self._lexical.unindex_records(conn, "memory", [memory_id])
                 drop_vectors(conn, ["memory"], memory_id)
+                forget_records(conn, "memory", [memory_id])
                 queue(conn, ["memory"], memory_id)
                 self._append(conn, entry)
         return bool(gone)

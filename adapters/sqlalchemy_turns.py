@@ -14,6 +14,7 @@ from adapters.fts import Doc
 from adapters.lexical_context import CONTEXT_TURNS, turn_contexts
 from adapters.sqlalchemy_tables import _profile_values, _turn, access_values, turns
 from adapters.sqlalchemy_vectors import drop_vectors, put_vectors, queue, vectors
+from adapters.sqlalchemy_graph_derived import forget_records
 from domain.model import AuditEntry, Turn, VectorRecord
 from domain.validation import epoch
 
@@ -47,7 +48,9 @@ class SqlTurns:
         with self._write() as conn:  # type: ignore[attr-defined]
             old = conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
                                                    turns.c.turn_index == turn.turn_index).returning(turns.c.id))
-            self._lexical.unindex_records(conn, "history", [turn.id, *old.scalars().all()])
+            replaced = [turn.id, *old.scalars().all()]
+            self._lexical.unindex_records(conn, "history", replaced)
+            forget_records(conn, "turn", replaced)
             conn.execute(insert(turns).values(
                 id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
                 content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
@@ -68,6 +71,7 @@ class SqlTurns:
             if gone is None:
                 return False
             self._lexical.unindex_records(conn, "history", [turn_id])
+            forget_records(conn, "turn", [turn_id])
             self._index_turns_around(conn, gone[0], gone[1])
             drop_vectors(conn, TURN_COLLECTIONS, turn_id)
             queue(conn, TURN_COLLECTIONS, turn_id)

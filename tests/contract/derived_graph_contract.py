@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
 from domain.model import AuditEntry
+from tests.contract.metadata_store_contract import memory
 
 AUDIT = AuditEntry(action="build_graph", collection="graph", item_ids=(), actor="t", ts="2026-01-01T00:00:00Z",
                    detail={})
@@ -82,3 +83,9 @@ class DerivedGraphContract:
         store.save_build(done)
         assert [b.id for b in store.builds("u1", limit=5)] == ["b2", "b1"]
         assert store.builds("u1", "b1") == [done] and store.builds("u2") == []
+
+    def test_a_deleted_record_takes_what_it_said(self, store) -> None:
+        store.add_memory(memory("mem_1"), AUDIT)
+        store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)
+        assert store.delete_memory("mem_1", AUDIT)
+        assert store.entities("u1") == [] and store.source_digests("u1") == {}
