@@ -11,13 +11,14 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import pluggy
 from loguru import logger
 
 from domain.errors import ConfigurationError
+from domain.graph.extraction import Extractor
 from domain.ports import Chunker, ChunkerCatalog, PrivacyPolicy
 from plugins import hookspecs
 
@@ -29,6 +30,8 @@ DEFAULT_PLUGINS = (
     "plugins.chunkers.chat",
     "plugins.chunkers.code",
     "plugins.privacy.clearance",
+    "plugins.extractors.spacy_rules",
+    "plugins.extractors.llm",
 )
 
 
@@ -36,8 +39,9 @@ class Registry(ChunkerCatalog):
     """What the plugins registered: chunkers by name (minus broken ones), privacy policies in order."""
 
     def __init__(self, chunkers: dict[str, Chunker], privacy_policies: tuple[PrivacyPolicy, ...],
-                 owners: dict[str, str] | None = None) -> None:
+                 owners: dict[str, str] | None = None, extractors: dict[str, Extractor] | None = None) -> None:
         self.chunkers = chunkers
+        self.extractors = extractors or {}
         self.privacy_policies = privacy_policies
         self.owners = owners or {}
         self.broken: dict[str, str] = {}
@@ -95,7 +99,8 @@ def _register(pm: pluggy.PluginManager, name: str, load: Callable[[], Any]) -> N
     logger.info("plugin_loaded name={}", name)
 
 
-def collect(pm: pluggy.PluginManager, required_policies: Collection[str] = ()) -> Registry:
+def collect(pm: pluggy.PluginManager, required_policies: Collection[str] = (),
+            extractor_options: Mapping[str, Any] | None = None) -> Registry:
     """Call each plugin's hooks on its own: one that raises, or registers a non-chunker, loses only
     its own registrations."""
     chunkers: dict[str, Chunker] = {}
@@ -114,7 +119,29 @@ def collect(pm: pluggy.PluginManager, required_policies: Collection[str] = ()) -
                 continue
             chunkers[chunker.name] = chunker
             owners[chunker.name] = impl.plugin_name
-    return Registry(chunkers, privacy_policies(pm, required_policies), owners)
+    return Registry(chunkers, privacy_policies(pm, required_policies), owners,
+                    extractors(pm, extractor_options or {}))
+
+
+def extractors(pm: pluggy.PluginManager, options: Mapping[str, Any]) -> dict[str, Extractor]:
+    """Every registered extractor by name (the first of a name kept); a plugin that raises or registers
+    something that is not an extractor loses its registrations, reported with its name."""
+    found: dict[str, Extractor] = {}
+    for impl in pm.hook.memtrove_register_extractors.get_hookimpls():
+        offered: list[Any] = []
+        try:
+            impl.function(**{k: v for k, v in (("register", offered.append), ("options", options))
+                             if k in impl.argnames})
+        except Exception as exc:
+            logger.error("plugin_broken name={} hook=memtrove_register_extractors error={}: {}", impl.plugin_name,
+                         type(exc).__name__, exc)
+            continue
+        if any(not isinstance(e, Extractor) or not isinstance(getattr(e, "name", None), str) for e in offered):
+            logger.error("plugin_broken name={} error=registered something that is not an extractor", impl.plugin_name)
+            continue
+        for extractor in offered:
+            found.setdefault(extractor.name, extractor)
+    return found
 
 
 def privacy_policies(pm: pluggy.PluginManager, required: Collection[str] = ()) -> tuple[PrivacyPolicy, ...]:
