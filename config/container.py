@@ -25,6 +25,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.resume import ResumeIngests
 from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
+from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory
@@ -157,7 +158,8 @@ class Plugins(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
     manager = providers.ThreadSafeSingleton(plugin_manager, allowed=settings.provided.allowed_plugins)
-    registry = providers.ThreadSafeSingleton(collect, manager, required_policies=settings.provided.required_policies)
+    registry = providers.ThreadSafeSingleton(collect, manager, required_policies=settings.provided.required_policies,
+                                             extractor_options=settings.provided.extractor_options)
     chunker = providers.Callable(lambda registry: registry.chunker("token-window"), registry)
     privacy_policies = registry.provided.privacy_policies
 
@@ -192,7 +194,14 @@ class UseCases(containers.DeclarativeContainer):
     get_memory = providers.Factory(GetMemory, store=adapters.store, policies=plugins.privacy_policies,
                                    identity=identity)
     delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
-    knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, identity=identity)
+    knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, identity=identity)
+    build_graph = providers.Factory(
+        BuildGraph, store=adapters.store, scopes=adapters.store, graph=adapters.store, derived=adapters.store,
+        extractors=plugins.registry.provided.extractors, extractor=settings.provided.memtrove_extractor,
+        policies=plugins.privacy_policies, identity=identity, embed=providers.Callable(
+            lambda on, embedder: embedder.embed_documents if on else None,
+            settings.provided.memtrove_resolve_by_meaning, adapters.embedder))
+    graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity)
     edit_memory = providers.Factory(
         EditMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer,
         identity=identity)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -108,6 +108,15 @@ class Settings(BaseSettings):
     memtrove_toolsets: str = "core"
     memtrove_export_dir: Path | None = None
     memtrove_project: str = Field("default", min_length=1, max_length=100)  # when the client declares no roots
+    # Knowledge graph (build_graph): the extractor by name (spacy offline; llm with a chat model configured),
+    # the chat endpoint of the llm one (OPENAI_* when these are unset), and whether entity resolution may
+    # compare names by meaning (the embedder) after exact and fuzzy names.
+    memtrove_extractor: str = "spacy"
+    memtrove_extractor_model: str | None = None
+    memtrove_extractor_base_url: str | None = None
+    memtrove_extractor_api_key: SecretStr | None = None
+    memtrove_extractor_timeout: float = Field(60.0, gt=0, le=600)
+    memtrove_resolve_by_meaning: bool = True
     memtrove_canonical_boost: float = Field(0.15, ge=0, le=10)  # spec 004 Part 2's canonical boost weight  # write_document_to_file writes only here (default <data dir>/exports)  # comma-separated toolsets (core, sessions, zapomni) or all
 
     chroma_host: str | None = None
@@ -135,6 +144,13 @@ class Settings(BaseSettings):
         if unknown:
             raise ValueError(f"unknown toolset {unknown[0]!r}; available: {', '.join(TOOLSETS)} or all")
         return ",".join(names) or "core"
+
+    @property
+    def extractor_options(self) -> dict[str, Any]:
+        key = self.memtrove_extractor_api_key or self.openai_api_key
+        return {"model": self.memtrove_extractor_model, "timeout": self.memtrove_extractor_timeout,
+                "base_url": self.memtrove_extractor_base_url or self.openai_base_url,
+                "api_key": key.get_secret_value() if key is not None else None}
 
     @property
     def toolsets(self) -> tuple[str, ...]:

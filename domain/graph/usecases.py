@@ -5,15 +5,15 @@ whole first (a bad field names its place, e.g. ``entities[2].name``) and nothing
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from domain.access.principal import Identity
 from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
-from domain.graph.model import Entity, Graph, Relation
+from domain.graph.model import Entity, Evidence, Graph, Relation
 from domain.model import AuditEntry, RequestContext
-from domain.ports.graph import GraphStore
+from domain.ports.graph import DerivedGraph, GraphStore
 from domain.validation import require_int
 
 COLLECTION = "graph"
@@ -90,11 +90,13 @@ class Related:
     depth: int
     path: tuple[Relation, ...]
     links: int
+    evidence: tuple[tuple[Evidence, ...], ...] = ()  # per edge of the path: the records that say it (at most 3)
 
 
 @dataclass(frozen=True, slots=True)
 class KnowledgeGraph:
     store: GraphStore
+    derived: DerivedGraph | None = None  # the evidence of facts built from records (get_related shows it)
     clock: Clock = utc_now
     identity: Identity = RequestContext
 
@@ -203,8 +205,21 @@ class KnowledgeGraph:
             frontier = sorted(links)
             if not frontier:
                 break
-        ranked = sorted(reached.values(), key=lambda r: (r.depth, -r.links, r.name))
-        return ranked[:count]
+        ranked = sorted(reached.values(), key=lambda r: (r.depth, -r.links, r.name))[:count]
+        if self.derived is None or not ranked:
+            return ranked
+        cited = self.derived.evidence(owner, [edge for r in ranked for edge in r.path])
+        return [replace(r, evidence=tuple(tuple(cited.get(edge, [])[:3]) for edge in r.path)) for r in ranked]
+
+    def unmerge(self, alias: object, entity: object) -> int:
+        """Split a merged name out of an entity again (never merged again); the facts moved."""
+        name, into = _text("alias", alias, MAX_NAME), _text("entity", entity, MAX_NAME)
+        context = self.identity()
+        moved = None if self.derived is None else self.derived.unmerge(
+            context.actor, name, into, self._entry("unmerge_entity", context, [name, into]))
+        if moved is None:
+            raise NotFoundError(f"No merge of {name} into {into} in your graph")
+        return moved
 
     def _nodes(self, owner: str, names: Sequence[str]) -> Graph:
         entities = self.store.entities(owner, list(dict.fromkeys(names))) if names else []

@@ -45,6 +45,14 @@ EVENTS = {"race", "marathon", "group", "conference", "party", "concert", "weddin
           "retreat", "exhibition", "fair", "hike", "vacation", "holiday", "picnic", "lecture", "talk", "seminar",
           "course", "interview", "match", "rally", "protest", "graduation", "birthday", "recital", "performance",
           "play", "fundraiser", "gala", "reunion", "launch", "release", "meetup", "hackathon", "project"}
+# Verbs whose plain object is worth an entity of its own (an interest, a thing had or made):
+# "I love painting" -> speaker -love-> painting; "Melanie adopted a puppy".
+KEEPING = {"love", "like", "enjoy", "hate", "prefer", "adopt", "play", "practice", "practise", "study", "learn",
+           "join", "attend", "visit", "start", "paint", "read", "write", "buy", "own", "build", "make", "teach",
+           "pursue", "volunteer", "collect", "cook", "bake", "watch", "research"}
+LIKING = {"love", "like", "enjoy", "hate", "prefer", "start"}
+VAGUE = {"time", "thing", "lot", "way", "day", "one", "bit", "something", "anything", "everything", "it", "kind",
+         "sort", "stuff", "part", "idea", "moment", "chance", "year", "week", "month", "today", "place", "people"}
 
 
 class SpacyExtractor(Extractor):
@@ -104,6 +112,7 @@ class _Reading:
                     self.names[token.i] = name
         for sentence in doc.sents:
             self._sentence(sentence)
+        self._mentioned(doc)
         if self.speaker is not None and (any(self.speaker in key for key in self.relations)
                                          or any(self.speaker == n for n, _ in self.observations)):
             self.types.setdefault(self.speaker, "person")
@@ -130,11 +139,28 @@ class _Reading:
                     if target != subject:
                         self.relations.setdefault((subject, kind, target), text)
 
+    def _mentioned(self, doc: Any) -> None:
+        """The speaker is linked to each name their turn mentions and no rule related them to."""
+        if self.speaker is None:
+            return
+        related = {n for key in self.relations for n in (key[0], key[2]) if self.speaker in (key[0], key[2])}
+        for ent in doc.ents:
+            name = self.names.get(ent.start)
+            if ent.root.pos_ != "PROPN" or ent.root.dep_ in ("ROOT", "intj", "npadvmod", "dep"):
+                continue  # "Hey Mel!", "Congrats!": a greeting, not something said about a name
+            if name and name != self.speaker and name not in related:
+                related.add(name)
+                self.relations.setdefault((self.speaker, "mentions", name), excerpt(ent.sent.text))
+
     def _objects(self, verb: Any) -> list[tuple[str, str]]:
         lemma = verb.lemma_.lower()
         found = []
         for child in verb.children:
-            if child.dep_ in ("dobj", "attr", "oprd"):
+            gerund = child.dep_ == "xcomp" and child.tag_ == "VBG" and lemma in LIKING
+            if (child.dep_ in ("dobj", "attr", "oprd") and child.pos_ == "NOUN" or gerund) and lemma in KEEPING \
+                    and child.i not in self.names and child.lemma_.lower() not in VAGUE | FAMILY | EVENTS:
+                found += [(lemma, self._kept(child))]
+            elif child.dep_ in ("dobj", "attr", "oprd"):
                 found += [(lemma, t) for t in [self._thing(child)] if t]
             elif child.dep_ in ("prep", "dative"):
                 for grand in child.children:
@@ -167,6 +193,14 @@ class _Reading:
                 self.types.setdefault(name, "event")
                 return name
         return None
+
+    def _kept(self, token: Any) -> str:
+        words = [t for t in token.lefts if t.dep_ in ("compound", "amod") and t.i >= token.i - 2]
+        start = min([t.i for t in words] + [token.i])
+        name = _clean(token.doc[start:token.i + 1].text.lower()) or token.lower_
+        self.types.setdefault(name, "activity" if token.tag_ in ("VBG", "NN") and token.lower_.endswith("ing")
+                              else "thing")
+        return name
 
     def _family(self, token: Any, text: str | None) -> str | None:
         owner = None

@@ -1,19 +1,26 @@
 """Zapomni toolset (spec 002): add_memory, search_memory, get_stats, in spec 002's models, and phase 2's
-get_related over the caller's knowledge graph (the graph toolset's)."""
+knowledge graph tools over the caller's graph (the graph toolset's): build_graph (extraction from what
+the caller stored, in the background with progress), graph_status, get_related (with each edge's
+evidence) and unmerge_entity."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from domain.errors import MemtroveError, ValidationError
+from domain.graph.build import BuildGraph, GraphStatus
+from domain.graph.model import Evidence, GraphBuild
 from domain.graph.usecases import KnowledgeGraph
 from domain.zapomni.usecases import MAX_QUERY, MAX_TEXT, AddMemory, GetStats, SearchMemory
 from entrypoints.mcp import render
+from entrypoints.mcp.long_calls import StillRunning, run_long
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
 
+MERGES_SHOWN = 50
 GRAPH_NAME = "memtrove (a knowledge graph per caller, the graph toolset; hybrid vector + BM25 index)"
 
 
@@ -84,10 +91,71 @@ class ZapomniTools(Toolbox):
         found = self.use(KnowledgeGraph)().related(entity, depth, relation_types, limit)
         related = [{"name": r.name, "entity_type": r.entity.entity_type if r.entity else None, "depth": r.depth,
                     "connections": r.links, "observations": list(r.entity.observations) if r.entity else [],
-                    "path": [{"from": p.source, "to": p.target, "relation_type": p.relation_type} for p in r.path]}
+                    "path": [{"from": p.source, "to": p.target, "relation_type": p.relation_type,
+                              "evidence": [evidence(e) for e in (r.evidence[i] if i < len(r.evidence) else ())]}
+                             for i, p in enumerate(r.path)]}
                    for r in found]
         lines = [f"{n}. {r['name']} (depth {r['depth']}: " + ", ".join(
             f"{p['from']} {p['relation_type']} {p['to']}" for p in r["path"]) + ")"
                  for n, r in enumerate(related, start=1)]
         return render.ok({"status": "success", "entity": entity, "count": len(related), "related": related,
                           "error": None}, "\n".join([f"Found {len(related)} related to {entity}:", *lines]))
+
+    @tool("Build your knowledge graph from what you stored (memories, conversation turns, document chunks): "
+          "entities, relations and observations extracted, names merged, in the background with progress. "
+          "Incremental: a second run reads only what changed. See graph_status.", writes=True)
+    def build_graph(self, kinds: Annotated[list[str] | None, Field(
+                        description="Read only these: memory, turn, artifact (default: all)")] = None,
+                    source: Annotated[str | None, Field(
+                        description="Only an artifact source system, a conversation id or a memory type")] = None,
+                    since: Annotated[str | None, Field(description="Only records from this ISO-8601 date")] = None,
+                    until: Annotated[str | None, Field(description="Only records up to this ISO-8601 date")] = None,
+                    ctx: Context | None = None) -> CallToolResult:
+        build = self.use(BuildGraph)()
+        result = run_long(self.runtime, ctx, lambda progress: build(kinds, source, since, until, progress),
+                          self.runtime.settings.memtrove_call_budget)
+        if isinstance(result, StillRunning):
+            done, total = (result.latest[1], result.latest[2]) if result.latest else (0, 0)
+            body = {"status": "running", "build_id": result.latest[0] if result.latest else None,
+                    "processed": done, "total": total, "error": None}
+            return render.ok(body, f"Building: {done} of {total} records read; call graph_status to follow it.")
+        return render.ok({"status": "success", **status(result), "error": None}, summary(result))
+
+    @tool("The state of your latest graph build (or of build_id): running, done, failed or interrupted, with "
+          "counts, progress, errors and recent name merges.", annotations=READ_ONLY)
+    def graph_status(self, build_id: Annotated[str | None, Field(description="A build_graph answer's build_id "
+                                                                             "(default: the latest)")] = None,
+                     ) -> CallToolResult:
+        found, merges = self.use(GraphStatus)()(build_id)
+        merged = [{"alias": a.alias, "entity": a.name, "method": a.method, "score": a.score, "unmerged": a.blocked}
+                  for a in merges[:MERGES_SHOWN]]
+        return render.ok({"status": "success", **status(found), "merges": merged, "merges_total": len(merges),
+                          "error": None}, summary(found) + f" {len(merges)} names merged.")
+
+    @tool("Undo a merge of names in your knowledge graph: what was read under alias becomes its own entity "
+          "again, and the two are never merged again.", writes=True)
+    def unmerge_entity(self, alias: Annotated[str, Field(description="The merged name")],
+                       entity: Annotated[str, Field(description="The entity it was merged into")]) -> CallToolResult:
+        moved = self.use(KnowledgeGraph)().unmerge(alias, entity)
+        return render.ok({"status": "success", "alias": alias, "entity": entity, "facts_moved": moved, "error": None},
+                         f"Unmerged {alias} from {entity}: {moved} facts moved.")
+
+
+def evidence(e: Evidence) -> dict[str, Any]:
+    return {"record_type": e.kind, "record_id": e.record_id, "chunk_index": e.part if e.part >= 0 else None,
+            "mention": e.mention, "excerpt": e.excerpt, "valid_from": e.when}
+
+
+def status(b: GraphBuild) -> dict[str, Any]:
+    return {"build_id": b.id, "state": b.state, "started": b.started, "updated": b.updated, "finished": b.finished,
+            "filters": b.filters, "progress": {"processed": b.done, "total": b.total},
+            "records_unchanged": b.skipped, "records_forgotten": b.forgotten,
+            "extracted": {"entities": b.entities, "relations": b.relations, "observations": b.observations},
+            "errors": list(b.errors)}
+
+
+def summary(b: GraphBuild) -> str:
+    text = (f"Graph build {b.id}: {b.state}; {b.done} of {b.total} records read ({b.skipped} unchanged, "
+            f"{b.forgotten} forgotten); {b.entities} entity mentions, {b.relations} relations, "
+            f"{b.observations} observations.")
+    return text + (f" {len(b.errors)} errors, first: {b.errors[0]}" if b.errors else "")

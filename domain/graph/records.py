@@ -1,0 +1,131 @@
+"""The records a caller's graph is built from: every memory, turn and artifact it may read (access rules
+and privacy policies applied, as on every read), filtered by kind, source and time, each with the
+digest of what an extractor would read (so a second build reads only what changed) and its passages."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.access.rules import access_fields, access_filter, access_metadata, visible
+from domain.artifacts.usecases import read_whole
+from domain.common import apply_policies
+from domain.graph.extraction import KINDS, Passage
+from domain.memories.usecases import memory_hit
+from domain.model import Hit, RequestContext
+from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
+from domain.validation import epoch
+
+PAGE = 200
+_SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}): ")  # "Caroline: I went..." (a chat export)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    kind: str
+    record_id: str
+    digest: str
+    read: Callable[[], list[Passage]]  # its passages (an artifact's chunks are read only when asked)
+    ts: float = 0.0  # when it was written: a build reads the oldest first (the first name met is kept)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    kinds: tuple[str, ...] = KINDS
+    source: str | None = None  # an artifact's source system, a turn's conversation, or a memory's type
+    since: float | None = None
+    until: float | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.kinds == KINDS and self.source is None and self.since is None and self.until is None
+
+    def takes(self, ts: str, source: str | None) -> bool:
+        at = epoch(ts)
+        return ((self.source is None or source == self.source) and (self.since is None or at >= self.since)
+                and (self.until is None or at <= self.until))
+
+
+def digest(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
+
+
+def speaker_of(role: str, content: str) -> tuple[str, str]:
+    """Who speaks a turn and what they say: the name before a leading "Name: ", else the role."""
+    found = _SPEAKER.match(content)
+    return (found.group(1), content[found.end():]) if found else (role, content)
+
+
+@dataclass(frozen=True, slots=True)
+class Readable:
+    store: MetadataStore
+    scopes: ArtifactScopes
+    policies: Sequence[PrivacyPolicy]
+    context: RequestContext
+    now: float
+    version: str  # the extractor's: another extractor reads everything again
+
+    def sources(self, scope: Scope) -> Iterator[Source]:
+        if "memory" in scope.kinds:
+            yield from self._memories(scope)
+        if "turn" in scope.kinds:
+            yield from self._turns(scope)
+        if "artifact" in scope.kinds:
+            yield from self._artifacts(scope)
+
+    def _allowed(self, items: list[Any], hit: Callable[[Any], Hit]) -> list[Any]:
+        shown = [i for i in items if visible(access_fields(i), self.context, self.now)]
+        kept = {h.id for h in apply_policies(self.policies, [hit(i) for i in shown], self.context)}
+        return [i for i in shown if i.id in kept]
+
+    def _memories(self, scope: Scope) -> Iterator[Source]:
+        before = None
+        while batch := self.store.list_memories(None, PAGE, before):
+            for m in self._allowed(batch, lambda m: memory_hit(m, None)):
+                if scope.takes(m.ts, m.type):
+                    yield Source("memory", m.id, digest(self.version, m.content, m.ts),
+                                 lambda m=m: [Passage("memory", m.id, m.content, when=m.ts)], epoch(m.ts))
+            if len(batch) < PAGE:
+                return
+            before = (batch[-1].ts, batch[-1].id)
+
+    def _turns(self, scope: Scope) -> Iterator[Source]:
+        after = None
+        while batch := self.store.turns_in_order(after, PAGE):
+            for t in self._allowed(batch, lambda t: _hit(t, "history")):
+                if scope.takes(t.ts, t.conversation_id):
+                    speaker, said = speaker_of(t.role, t.content)
+                    yield Source("turn", t.id, digest(self.version, t.content_hash, t.role, t.ts),
+                                 lambda t=t, s=speaker, c=said: [Passage("turn", t.id, c, speaker=s, when=t.ts)],
+                                 epoch(t.ts))
+            if len(batch) < PAGE:
+                return
+            after = (batch[-1].conversation_id, batch[-1].turn_index)
+
+    def _artifacts(self, scope: Scope) -> Iterator[Source]:
+        rule, before = access_filter(self.context, self.now), None
+        where = {"source_system": scope.source} if scope.source is not None else {}
+        while batch := self.scopes.find_artifacts(where, rule, PAGE, before):
+            kept = {h.id for h in apply_policies(self.policies, [_hit(a, "artifact") for a in batch], self.context)}
+            for a in batch:
+                if a.id in kept and scope.takes(a.ts, a.source_system):
+                    yield Source("artifact", a.id, digest(self.version, a.version), lambda a=a: self._chunks(a.id),
+                                 epoch(a.ts))
+            if len(batch) < PAGE:
+                return
+            before = (epoch(batch[-1].ts), batch[-1].id)
+
+    def _chunks(self, artifact_id: str) -> list[Passage]:
+        artifact, chunks = read_whole(self.store, artifact_id)  # type: ignore[arg-type]
+        if artifact is None:
+            return []
+        if not chunks:
+            return [Passage("artifact", artifact_id, artifact.content or "", when=artifact.ts)]
+        return [Passage("artifact", artifact_id, c.content, part=c.index, when=artifact.ts) for c in chunks]
+
+
+def _hit(item: Any, kind: str) -> Hit:
+    return Hit(id=item.id, type=kind, score=0.0, content="", fields=dict(access_metadata(item)))

@@ -1,0 +1,108 @@
+"""build_graph, graph_status, get_related and unmerge_entity over stdio with the official client, on a
+real LoCoMo conversation (its first sessions) and memories: the offline extractor finds a person's
+family, places and events with the turns that say so; a second build reads nothing unchanged; a deleted
+memory takes what it said; a merge is undone; another caller's graph never shows any of it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.turns import load_conversation
+from tests.support.mcp_procs import BlockingClient, blocking, stdio_session
+
+pytestmark = pytest.mark.slow
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "locomo" / "conv-26.json"
+ENV = {"MEMTROVE_TOOLSETS": "core,graph,zapomni"}
+SESSIONS = 4  # Caroline and Melanie's first four sessions: 70 turns
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]:
+    if not LOCOMO.exists():
+        pytest.skip("the LoCoMo data is not beside this checkout")
+    with blocking(stdio_session(tmp_path_factory.mktemp("graph-build") / "data", ENV)) as connected:
+        yield connected
+
+
+def call(client: BlockingClient, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = client.call(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def refused(client: BlockingClient, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = client.call(tool, arguments)
+    assert result.is_error, result.content
+    return result.structured_content
+
+
+def test_a_conversation_becomes_a_graph_with_evidence(client: BlockingClient) -> None:
+    conv = load_conversation(LOCOMO)
+    data = conv.data
+    turns = [(t["dia_id"], t["speaker"], t["text"], data[f"session_{s}_date_time"])
+             for s in range(1, SESSIONS + 1) for t in data[f"session_{s}"]]
+    ids = {}
+    for index, (dia_id, speaker, text, _) in enumerate(turns):
+        role = "user" if speaker == conv.speakers[0] else "assistant"
+        ids[call(client, "history_append", conversation_id="locomo-26", role=role, content=f"{speaker}: {text}",
+                 turn_index=index)["id"]] = dia_id
+    built = call(client, "build_graph", kinds=["turn"])
+    assert built["state"] == "done" and built["progress"] == {"processed": len(turns), "total": len(turns)}
+    assert built["errors"] == [] and built["extracted"]["relations"] > 0
+    assert call(client, "graph_status")["build_id"] == built["build_id"]
+
+    related = call(client, "get_related", entity="Melanie", depth=1, limit=50)["related"]
+    names = {r["name"]: r for r in related}
+    assert "Melanie's kids" in names and names["Melanie's kids"]["entity_type"] == "person"  # family
+    edge = names["Melanie's kids"]["path"][0]
+    assert edge["relation_type"] == "has_kid" and edge["evidence"], edge
+    cited = edge["evidence"][0]
+    assert cited["record_type"] == "turn" and ids[cited["record_id"]].startswith("D")  # a turn of the conversation
+    assert "kids" in cited["excerpt"] and cited["mention"] == "Melanie"
+    caroline = {r["name"]: r for r in call(client, "get_related", entity="Caroline", depth=2, limit=100)["related"]}
+    assert any(r["entity_type"] == "event" for r in caroline.values())  # e.g. the LGBTQ support group
+    assert caroline["Sweden"]["entity_type"] == "place" and "Caroline's grandma" in caroline  # place, family
+
+    again = call(client, "build_graph", kinds=["turn"])  # nothing changed: nothing read
+    assert again["progress"] == {"processed": 0, "total": 0} and again["records_unchanged"] == len(turns)
+
+
+def test_a_deleted_memory_takes_what_it_said_and_a_merge_is_undone(client: BlockingClient) -> None:
+    first = call(client, "memory_store", content="Priya Raman works at Northwind Traders in Lisbon.", type="fact",
+                 confidence=0.9)["id"]
+    call(client, "memory_store", content="Priya Raman visited Northwind-Traders in Porto.", type="fact",
+         confidence=0.9)
+    call(client, "memory_store", content="Priya Raman works for Northwind Traders Inc. now.", type="fact",
+         confidence=0.9)
+    built = call(client, "build_graph", kinds=["memory"])
+    assert built["state"] == "done" and built["progress"]["total"] == 3
+    merges = {(m["alias"], m["entity"]): m for m in call(client, "graph_status")["merges"]}
+    assert merges[("Northwind-Traders", "Northwind Traders")]["method"] == "normalized"
+    assert merges[("Northwind Traders Inc", "Northwind Traders")]["method"] == "fuzzy"
+    graph = call(client, "open_nodes", names=["Northwind Traders", "Northwind-Traders", "Priya Raman"])
+    assert {e["name"] for e in graph["entities"]} == {"Northwind Traders", "Priya Raman"}  # merged: one entity
+    assert {"from": "Priya Raman", "to": "Northwind Traders", "relationType": "work_for"} in graph["relations"]
+
+    moved = call(client, "unmerge_entity", alias="Northwind Traders Inc", entity="Northwind Traders")
+    assert moved["facts_moved"] >= 2  # its mention and the relation read under that name
+    split = call(client, "open_nodes", names=["Northwind Traders", "Northwind Traders Inc"])
+    assert {e["name"] for e in split["entities"]} == {"Northwind Traders", "Northwind Traders Inc"}
+    assert {"from": "Priya Raman", "to": "Northwind Traders Inc", "relationType": "work_for"} in split["relations"]
+    assert refused(client, "unmerge_entity", alias="Northwind Traders Inc", entity="Northwind Traders")["error"]
+    call(client, "memory_delete", memory_id=first)
+    call(client, "build_graph", kinds=["memory"])  # nothing read again is merged again
+    assert len(call(client, "open_nodes", names=["Northwind Traders", "Northwind Traders Inc"])["entities"]) == 2
+    left = call(client, "open_nodes", names=["Priya Raman", "Lisbon", "Porto"])
+    assert {e["name"] for e in left["entities"]} == {"Priya Raman", "Porto"}  # Lisbon: only the deleted memory
+    assert all(r["to"] != "Lisbon" for r in left["relations"])
+
+
+def test_bad_input_is_named(client: BlockingClient) -> None:
+    assert refused(client, "build_graph", kinds=["emails"])["field"] == "kinds"
+    assert refused(client, "build_graph", since="last tuesday")["field"] == "since"
+    assert refused(client, "graph_status", build_id="x" * 65)["field"] == "build_id"
+    assert refused(client, "get_related", entity="Nobody at all")["error"] == "Entity not found: Nobody at all"
