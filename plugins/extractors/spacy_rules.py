@@ -185,7 +185,8 @@ class _Reading:
         if token.lemma_.lower() in FAMILY:
             return self._family(token, None)
         if token.lemma_.lower() in EVENTS and token.pos_ == "NOUN":
-            words = [t for t in token.lefts if t.dep_ in ("compound", "amod", "nmod") and t.i >= token.i - 3]
+            words = [t for t in token.subtree if t.i < token.i and t.dep_ in ("compound", "amod", "nmod")
+                     and t.i >= token.i - 3]
             start = min([t.i for t in words] + [token.i])
             name = _clean(token.doc[start:token.i + 1].text.lower() if not any(t.pos_ == "PROPN" for t in words)
                           else token.doc[start:token.i + 1].text)

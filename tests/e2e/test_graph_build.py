@@ -106,3 +106,23 @@ def test_bad_input_is_named(client: BlockingClient) -> None:
     assert refused(client, "build_graph", since="last tuesday")["field"] == "since"
     assert refused(client, "graph_status", build_id="x" * 65)["field"] == "build_id"
     assert refused(client, "get_related", entity="Nobody at all")["error"] == "Entity not found: Nobody at all"
+
+
+def test_the_llm_extractor_over_a_chat_api_its_failure_recorded(tmp_path: Path) -> None:
+    from tests.support.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(api_key="sk-test") as api:
+        env = {**ENV, "MEMTROVE_EXTRACTOR": "llm", "MEMTROVE_EXTRACTOR_MODEL": "gpt-test",
+               "MEMTROVE_EXTRACTOR_BASE_URL": api.base_url, "MEMTROVE_EXTRACTOR_API_KEY": "sk-test"}
+        with blocking(stdio_session(tmp_path / "data", env)) as llm:
+            call(llm, "memory_store", content="Alice works with Bob at Acme.", type="fact", confidence=1.0)
+            api.script(500, 500)
+            failed = call(llm, "build_graph")
+            assert failed["state"] == "failed" and len(failed["errors"]) == 1
+            assert "HTTP 500: The server had an error" in failed["errors"][0]
+            assert call(llm, "graph_status")["state"] == "failed"
+            built = call(llm, "build_graph")  # the failed record was not marked read: read again
+            assert built["state"] == "done" and built["progress"] == {"processed": 1, "total": 1}
+            graph = call(llm, "open_nodes", names=["Alice"])
+            assert graph["relations"] == [{"from": "Alice", "to": "Bob", "relationType": "related_to"},
+                                          {"from": "Alice", "to": "Acme", "relationType": "related_to"}]

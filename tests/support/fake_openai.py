@@ -1,4 +1,5 @@
-"""A real local HTTP server speaking OpenAI's POST /v1/embeddings, with scriptable failures."""
+"""A real local HTTP server speaking OpenAI's POST /v1/embeddings and POST /v1/chat/completions (with
+structured output: a knowledge graph read from numbered passages), with scriptable failures."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import struct
 import threading
 from collections import deque
@@ -128,7 +130,7 @@ class FakeOpenAIServer:
             return self._planned.popleft() if self._planned else "ok"
 
     def _answer(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
-        if request.path != "/v1/embeddings" or request.method != "POST":
+        if request.path not in ("/v1/embeddings", "/v1/chat/completions") or request.method != "POST":
             with self._lock:
                 self._requests.append(request)
             return 404, _error(404, f"Unknown route {request.method} {request.path}")
@@ -141,6 +143,8 @@ class FakeOpenAIServer:
             return outcome, _error(outcome)
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, _error(401)
+        if request.path == "/v1/chat/completions":
+            return _chat(request.body, outcome)
         return self._embeddings(request.body, outcome)
 
     def _embeddings(self, body: Any, outcome: Outcome) -> tuple[int, dict[str, Any]]:
@@ -164,6 +168,34 @@ class FakeOpenAIServer:
         tokens = sum(max(1, len(t.split())) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return 200, {"object": "list", "data": data, "model": body["model"], "usage": usage}
+
+
+_PASSAGE = re.compile(r"^\[(\d+)\](?: \(speaker: ([^)]*)\))?\n(.*?)(?=\n\n\[\d+\]|\Z)", re.S | re.M)
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
+
+
+def _chat(body: Any, outcome: Outcome) -> tuple[int, dict[str, Any]]:
+    """The knowledge graph of each numbered passage: capitalised words are entities (type "thing"), each
+    next one related to the first ("related_to", the passage as evidence), the passage an observation of
+    the first. Outcomes: "not_json" (prose instead), "missing" (passage 0 left out of the answer)."""
+    if not isinstance(body, dict) or "model" not in body or not body.get("messages"):
+        return 400, _error(400, "You must provide a model parameter.")
+    if body.get("response_format", {}).get("type") != "json_schema":
+        return 400, _error(400, "response_format json_schema expected by this fake")
+    answers = []
+    for number, speaker, text in _PASSAGE.findall(body["messages"][-1]["content"]):
+        names = list(dict.fromkeys(_CAPITALISED.findall(text)))
+        answers.append({"passage": int(number), "entities": [{"name": n, "type": "thing"} for n in names],
+                        "relations": [{"source": names[0], "relation": "related_to", "target": n,
+                                       "evidence": text[:200]} for n in names[1:]],
+                        "observations": [{"entity": names[0], "text": text[:200]}] if names else []})
+    if outcome == "missing":
+        answers = [a for a in answers if a["passage"] != 0]
+    content = "Sorry, I cannot help with that." if outcome == "not_json" else json.dumps({"passages": answers})
+    return 200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": content}}],
+                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 def _error(status: int, message: str | None = None) -> dict[str, Any]:
