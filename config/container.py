@@ -11,6 +11,7 @@ from adapters.chroma import ChromaVectorIndex
 from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
+from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore
 from domain.access.principal import RequestContext
@@ -33,6 +34,7 @@ from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, Stor
 from domain.search.ranking import Ranker
 from domain.search.passages import PassageSearch
 from domain.search.retrieve import Retriever
+from domain.search.graph_signal import GraphSignal
 from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
 from domain.documents.bundles import ContextPack, ProjectSearch, Restore
 from domain.documents.idempotency import Idempotent
@@ -47,39 +49,15 @@ from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMem
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
-    from domain.ports.documents import ProjectResolver
     from domain.upkeep.reembed import Reembed
-
-
-# SQLAlchemy, tiktoken and openai are imported when first needed, not when the server starts:
-# together they cost ~0.4 s, and a client waits on the start for its first answer.
-
-def _engine(url: str) -> Iterator[object]:
-    from adapters.sqlalchemy_store import make_engine
-
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
-
-
-def _pgvector(profile: object, engine: object) -> object:
-    from adapters.pgvector_index import PgVectorIndex
-
-    return PgVectorIndex(profile, engine)  # type: ignore[arg-type]
 
 
 def _vector_index(settings: Settings, profile: object) -> object:
     """The configured vector store for a profile (another embedder's, when re-embedding)."""
     if settings.memtrove_vector_store == "pgvector":
-        return _pgvector(profile, settings.database_url)
+        return factories.pgvector(profile, settings.database_url)
     return ChromaVectorIndex(profile, path=settings.chroma_path, host=settings.chroma_host,  # type: ignore[arg-type]
                              port=settings.chroma_port)
-
-
-def _sql_store(engine: object) -> object:
-    from adapters.sqlalchemy_ledger import SqlStore
-
-    return SqlStore(engine)  # type: ignore[arg-type]
 
 
 def _reembed(target_embedder: object, settings: Settings, active: object, store: object, chunker: object,
@@ -102,30 +80,12 @@ def reembed_into(settings: Settings, active: object, store: object, chunker: obj
     return _reembed("local", settings, active, store, chunker, tokenizer, RequestContext)
 
 
-def _projects() -> ProjectResolver:
-    from adapters.projects import GitProjects
-
-    return GitProjects()
-
-
-def _tokenizer() -> object:
-    from adapters.tokenizers import TiktokenTokenizer
-
-    return TiktokenTokenizer()
-
-
-def _exporter(root: object) -> object:
-    from adapters.export_files import DirectoryExporter
-
-    return DirectoryExporter(root)  # type: ignore[arg-type]
-
-
 class Adapters(containers.DeclarativeContainer):
     """Clients and engines: built once, on first use (nothing heavy at import or start)."""
 
     settings = providers.Dependency(instance_of=Settings)
 
-    tokenizer = providers.ThreadSafeSingleton(_tokenizer)
+    tokenizer = providers.ThreadSafeSingleton(factories.tokenizer)
     metrics = providers.ThreadSafeSingleton(Metrics)  # one registry per process (GET /metrics)
     model = providers.Selector(
         settings.provided.embedder_key,
@@ -136,8 +96,8 @@ class Adapters(containers.DeclarativeContainer):
         jina=providers.ThreadSafeSingleton(jina_embedder, settings=settings),
     )
     embedder = providers.ThreadSafeSingleton(MeteredEmbedder, inner=model, metrics=metrics)
-    engine = providers.Resource(_engine, settings.provided.database_url)
-    store = providers.ThreadSafeSingleton(_sql_store, engine)
+    engine = providers.Resource(factories.engine, settings.provided.database_url)
+    store = providers.ThreadSafeSingleton(factories.sql_store, engine)
     vector_index = providers.Selector(
         settings.provided.memtrove_vector_store,
         chroma=providers.ThreadSafeSingleton(
@@ -147,10 +107,10 @@ class Adapters(containers.DeclarativeContainer):
             host=settings.provided.chroma_host,
             port=settings.provided.chroma_port,
         ),
-        pgvector=providers.ThreadSafeSingleton(_pgvector, profile=embedder.provided.profile, engine=engine),
+        pgvector=providers.ThreadSafeSingleton(factories.pgvector, profile=embedder.provided.profile, engine=engine),
     )
     vectors = providers.ThreadSafeSingleton(MeteredVectorIndex, inner=vector_index, metrics=metrics)
-    exporter = providers.ThreadSafeSingleton(_exporter, settings.provided.export_dir)
+    exporter = providers.ThreadSafeSingleton(factories.exporter, settings.provided.export_dir)
 
 
 class Plugins(containers.DeclarativeContainer):
@@ -235,7 +195,9 @@ class UseCases(containers.DeclarativeContainer):
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
-    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity)
+    retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity,
+                                 graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
+                                                         store=adapters.store, artifacts=adapters.store))
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     # The store as the caller may see it: what the views (neighbour expansion, the toolsets) read through.
     guarded = providers.Factory(GuardedStore, store=adapters.store, identity=identity)
@@ -268,7 +230,7 @@ class UseCases(containers.DeclarativeContainer):
     search_memory = providers.Factory(SearchMemory, search=passage_search, meter=zapomni_meter)
     zapomni_stats = providers.Factory(GetStats, scopes=guarded, meter=zapomni_meter, vectors=adapters.vectors)
     # Spec 004's project documents: items and their versions in the store, current versions as artifacts.
-    projects = providers.ThreadSafeSingleton(_projects)
+    projects = providers.ThreadSafeSingleton(factories.projects)
     item_writer = providers.Factory(ItemWriter, documents=adapters.store, ingest=ingest_artifact)
     idempotent = providers.Factory(Idempotent, store=adapters.store)
     commit_entries = providers.Factory(CommitEntries, writer=item_writer, idempotent=idempotent)

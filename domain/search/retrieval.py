@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from domain.validation import require_choice
 
 MODES = ("hybrid", "vector", "lexical")
-SIGNALS = ("semantic", "contextual", "lexical", "exact")
+SIGNALS = ("semantic", "contextual", "lexical", "exact", "graph")
 VECTOR_SIGNALS = frozenset({"semantic", "contextual"})  # the signals that need the query's embedding
 
 
@@ -24,6 +24,8 @@ class Weights:
     # Vector similarity of a conversation turn read after the turn before it: a reply ("Yes, last
     # Friday!") carries what it answers. A signal of its own; only history turns have it.
     contextual: float = 0.0
+    # Records naming the entities of the caller's graph that the query names (and their neighbours').
+    graph: float = 0.0
 
     def of(self, signal: str) -> float:
         return float(getattr(self, signal))
@@ -61,7 +63,7 @@ class RetrievalConfig:
 
     def top_k(self, signal: str) -> int:
         return {"semantic": self.semantic_top_k, "contextual": self.semantic_top_k, "lexical": self.lexical_top_k,
-                "exact": self.exact_top_k}[signal]
+                "exact": self.exact_top_k, "graph": self.lexical_top_k}[signal]
 
     def signal_weights(self, mode: object, profile: object) -> tuple[dict[str, float], Weights]:
         """The signals a search runs with their weights, and the profile; a mode naming one signal runs only it."""

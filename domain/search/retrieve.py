@@ -13,6 +13,7 @@ from domain.search.lexical import LexicalQuery, analyse
 from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
 from domain.ports import Embedder, Filter
 from domain.search.fusion import weighted_rrf
+from domain.search.graph_signal import GraphSignal
 from domain.search.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
@@ -41,6 +42,7 @@ class Retriever:
     config: RetrievalConfig
     # Brings the vector index up to date with every write committed before the search (read-your-writes).
     catch_up: Callable[[], None] = nothing
+    graph: GraphSignal | None = None  # the graph signal (weighed by the profile's ``graph``)
     identity: Identity = RequestContext  # who is calling, when the search does not say
     now: Callable[[], float] = time.time
 
@@ -71,6 +73,9 @@ class Retriever:
             weights.pop("lexical", None)
         if HISTORY not in wheres:
             weights.pop("contextual", None)
+        linked = self.graph.ranked(context.actor, query) if "graph" in weights and self.graph else {}
+        if not linked:
+            weights.pop("graph", None)
         vectors = VECTOR_SIGNALS & set(weights)
         vector = self.embedder.embed_query(query) if vectors else None
         if vectors:
@@ -90,8 +95,11 @@ class Retriever:
                 depth = max(fetch, self.config.top_k(signal))
                 found: dict[str, list[VectorMatch | LexicalMatch]] = {}
                 for collection, where in wheres.items():
-                    got, full = self._found(signal, collection, terms, vector, depth, where, chosen,
-                                            index_wheres[collection])
+                    if signal == "graph":
+                        got, full = self.graph.matches(collection, linked.get(collection, []), where, depth), False  # type: ignore[union-attr]
+                    else:
+                        got, full = self._found(signal, collection, terms, vector, depth, where, chosen,
+                                                index_wheres[collection])
                     if signal == "lexical" and not any(m.score >= MIN_LEXICAL_EVIDENCE for m in got):
                         # BM25 cannot tell these records apart (a store of one or two): sharing a
                         # content word with the query is then the evidence, not held to the floor.

@@ -13,7 +13,8 @@ def test_built_ins_are_registered() -> None:
     registry = collect(plugin_manager(load_entry_points=False))
     assert registry.names() == ["chat", "code", "email", "markdown", "rst", "token-window"]
     assert [p.name for p in registry.privacy_policies] == ["clearance"]
-    assert len(DEFAULT_PLUGINS) == 7
+    assert list(registry.extractors) == ["spacy"]  # "llm" only with a chat model configured
+    assert len(DEFAULT_PLUGINS) == 9
 
 
 def test_a_third_party_chunker_registers_through_the_same_hook() -> None:
