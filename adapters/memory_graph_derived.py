@@ -58,6 +58,15 @@ class InMemoryDerivedGraph:
                      if fact[0] == "e" and fact[1] in wanted and origin != TOOL]
         return found[:limit]
 
+    def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
+        wanted = set(origins)
+        found: dict[Origin, list[str]] = {}
+        with self._graph_lock:  # type: ignore[attr-defined]
+            for fact, origin, *_ in self.graph_evidence.get(owner, []):
+                if fact[0] == "e" and origin in wanted and fact[1] not in found.setdefault(origin, []):
+                    found[origin].append(fact[1])
+        return found
+
     def aliases(self, owner: str) -> list[Alias]:
         with self._graph_lock:  # type: ignore[attr-defined]
             return sorted(self.graph_aliases.get(owner, {}).values(), key=lambda a: (a.alias, a.name))

@@ -87,6 +87,20 @@ class SqlDerivedGraph:
         with self._read() as conn:  # type: ignore[attr-defined]
             return [(name, (kind, rid), part) for name, kind, rid, part in conn.execute(query).tuples()]
 
+    def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
+        e, ev = graph_entities, graph_evidence
+        wanted = set(origins)
+        found: dict[Origin, list[str]] = {}
+        with self._read() as conn:  # type: ignore[attr-defined]
+            for part in _parts(sorted({rid for _, rid in wanted})):
+                for kind, rid, name in conn.execute(
+                        select(ev.c.origin_kind, ev.c.origin_id, e.c.name)
+                        .join(e, (ev.c.fact_kind == "e") & (ev.c.fact_id == e.c.id))
+                        .where(ev.c.owner == owner, ev.c.origin_id.in_(part)).order_by(ev.c.id)).tuples():
+                    if (kind, rid) in wanted and name not in found.setdefault((kind, rid), []):
+                        found[(kind, rid)].append(name)
+        return found
+
     def _keep_tool_write(self, conn: Connection, owner: str, kind: str, ids: Sequence[int]) -> None:
         """A graph tool wrote facts that records gave too: they stay when those records go."""
         ev = graph_evidence

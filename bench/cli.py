@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 BASELINE_CONFIGS = ("BM25 alone", "vectors alone", "plain RRF")
-BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS),
+GRAPH_CONFIGS = ("hybrid + graph 05", "hybrid + graph 10", "hybrid + graph 20")
+BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS, *GRAPH_CONFIGS),
                  "facts": ("memtrove hybrid", "profile default", *BASELINE_CONFIGS),
                  "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}
 

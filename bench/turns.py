@@ -27,7 +27,8 @@ EVIDENCE = re.compile(r"D(\d+):(\d+)")
 SESSION = re.compile(r"session_(\d+)")
 
 # name -> hybrid_search arguments (the baselines' profiles are the bench server's).
-CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "memtrove lexical": {"mode": "lexical"}, **BASELINES}
+CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "memtrove lexical": {"mode": "lexical"}, **BASELINES,
+                                      **{f"hybrid + graph {w}": {"profile": f"bench-graph-{w}"} for w in ("05", "10", "20")}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,10 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
     scores = {name: Scores() for name in configs}
     ingest_ms: list[float] = []
     say = log or (lambda _msg: None)
-    async with server(data_dir) as client:
+    graphed = any(str(extra.get("profile", "")).startswith("bench-graph") for extra in configs.values())
+    build_s: list[float] = []
+    built = 0
+    async with server(data_dir, {"MEMTROVE_TOOLSETS": "core,zapomni"}) as client:
         for conv in conversations:
             index_of = {}
             kept = data_dir / f"bench-turns-{conv.sample_id}"  # a kept store: its turns are in already
@@ -107,6 +111,13 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
                 return [frozenset({index_of.get(i, i)}) for i in ids]
 
             say(f"{conv.sample_id}: stored {len(conv.turns)} turns")
+            if graphed:  # the caller's graph from the conversation's turns (incremental: a kept store reads nothing)
+                started = time.perf_counter()
+                report = await call(client, "build_graph", kinds=["turn"], source=conv.conversation_id)
+                build_s.append(time.perf_counter() - started)
+                built += report["progress"]["processed"]
+                say(f"{conv.sample_id}: graph built from {report['progress']['processed']} turns in "
+                    f"{build_s[-1]:.1f} s ({report['state']})")
             for name, extra in configs.items():
                 for question in conv.questions:
                     base = {"query": question.text[:500], "include_history": True,
@@ -127,6 +138,8 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
         "malformed_evidence": sum(c.malformed_evidence for c in conversations),
         "questions_without_valid_evidence": sum(c.skipped_questions for c in conversations),
         "history_append_ms": latency(ingest_ms),
+        "graph_build": {"turns_read": built, "seconds": round(sum(build_s), 2),
+                        "turns_per_second": round(built / sum(build_s), 1) if built and sum(build_s) else None},
         "results": {name: s.summary() for name, s in scores.items()},
     }
 
@@ -140,7 +153,10 @@ def table(report: dict[str, Any]) -> str:
                       f"{report['questions_without_valid_evidence']} questions without valid evidence; "
                       f"history_append p50 {report['history_append_ms']['p50']} ms, "
                       f"{report['turns_per_second']} turns/s stored in this run; "
-                      f"server peak RSS {report['server_peak_rss_mb']} MB"])
+                      f"server peak RSS {report['server_peak_rss_mb']} MB"
+                      + (f"; build_graph read {report['graph_build']['turns_read']} turns in "
+                         f"{report['graph_build']['seconds']} s ({report['graph_build']['turns_per_second']} turns/s)"
+                         if report.get("graph_build", {}).get("turns_read") else "")])
 
 
 def main(data: Path, out: Path | None, only: Sequence[str], configs: Sequence[str],

@@ -154,7 +154,6 @@ class UseCases(containers.DeclarativeContainer):
     get_memory = providers.Factory(GetMemory, store=adapters.store, policies=plugins.privacy_policies,
                                    identity=identity)
     delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
-    knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, identity=identity)
     build_graph = providers.Factory(
         BuildGraph, store=adapters.store, scopes=adapters.store, graph=adapters.store, derived=adapters.store,
         extractors=plugins.registry.provided.extractors, extractor=settings.provided.memtrove_extractor,
@@ -199,6 +198,8 @@ class UseCases(containers.DeclarativeContainer):
                                  graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
                                                          store=adapters.store, artifacts=adapters.store))
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
+    knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, retrieve=retrieve,
+                                        identity=identity)
     # The store as the caller may see it: what the views (neighbour expansion, the toolsets) read through.
     guarded = providers.Factory(GuardedStore, store=adapters.store, identity=identity)
     artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=guarded)

@@ -14,12 +14,16 @@ from domain.errors import NotFoundError, ValidationError
 from domain.graph.model import Entity, Evidence, Graph, Relation
 from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import DerivedGraph, GraphStore
+from domain.artifacts.usecases import CHUNKS
+from domain.history.usecases import COLLECTION as HISTORY
+from domain.search.retrieve import Retriever
 from domain.validation import require_int
 
 COLLECTION = "graph"
 MAX_ITEMS = 1000  # entities, relations or observation items in one call
 MAX_NAME = 500  # characters of a name, a type or a relation type
 MAX_OBSERVATION = 10_000  # characters of one observation
+RECORDS_SEARCHED = 10  # records search_nodes asks hybrid retrieval for
 
 
 def _text(where: str, value: object, limit: int) -> str:
@@ -97,6 +101,7 @@ class Related:
 class KnowledgeGraph:
     store: GraphStore
     derived: DerivedGraph | None = None  # the evidence of facts built from records (get_related shows it)
+    retrieve: Retriever | None = None  # search_nodes: the records hybrid retrieval finds name entities too
     clock: Clock = utc_now
     identity: Identity = RequestContext
 
@@ -162,12 +167,21 @@ class KnowledgeGraph:
         return Graph(tuple(entities), tuple(relations)), offset + len(entities) if more else None
 
     def search_nodes(self, query: object) -> Graph:
+        """The reference's matches first (``query`` in a name, type or observation, any case), then the
+        entities named by the records hybrid retrieval finds for ``query`` (by meaning and by words)."""
         text = query if isinstance(query, str) else None
         if text is None or len(text) > MAX_NAME:
             raise ValidationError("query", f"query must be a string of at most {MAX_NAME} characters")
-        owner = self.identity().actor
-        names = self.store.match_entities(owner, text)
-        return self._nodes(owner, names)
+        context = self.identity()
+        names = self.store.match_entities(context.actor, text)
+        if self.retrieve is not None and self.derived is not None and text.strip():
+            hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}}, RECORDS_SEARCHED, context=context)
+            origins = [("memory" if h.type == "memory" else "turn" if h.type == "history" else "artifact",
+                        str(h.fields.get("artifact_id") or h.id)) for h in hits]
+            named = self.derived.named_by(context.actor, origins)
+            found = [n for origin in origins for n in named.get(origin, [])]
+            names = list(dict.fromkeys([*names, *found]))
+        return self._nodes(context.actor, names)
 
     def open_nodes(self, names: object) -> Graph:
         given = _strings("names", names, MAX_NAME)

@@ -84,6 +84,10 @@ class DerivedGraph(Protocol):
         """Records that name those entities (entity name, origin, chunk part), the most recent first."""
         ...
 
+    def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
+        """The entities each of those records names (as read), in the order they were read."""
+        ...
+
     def aliases(self, owner: str) -> list[Alias]: ...
 
     def unmerge(self, owner: str, alias: str, name: str, entry: AuditEntry) -> int | None:

@@ -31,6 +31,8 @@ class DerivedGraphContract:
         assert [(e.kind, e.record_id, e.when) for e in store.evidence("u1", [WENT])[WENT]] == [
             ("memory", "mem_1", "2023-05-07T10:00:00Z"), ("turn", "t_1", "2023-05-07T10:00:00Z")]
         assert {o for _, o, _ in store.linked_records("u1", ["Boston"], 10)} == {MEM, TURN}
+        assert store.named_by("u1", [MEM, ("memory", "other")]) == {MEM: ["Caroline", "Boston"]}
+        assert store.named_by("u2", [MEM]) == {}
         assert store.forget_sources("u1", [MEM], AUDIT) == 1
         assert store.relations("u1") == [WENT] and len(store.evidence("u1", [WENT])[WENT]) == 1
         assert store.forget_sources(None, [TURN], None) == 1  # a deleted record: every owner's graph

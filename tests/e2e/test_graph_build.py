@@ -67,6 +67,9 @@ def test_a_conversation_becomes_a_graph_with_evidence(client: BlockingClient) ->
     assert any(r["entity_type"] == "event" for r in caroline.values())  # e.g. the LGBTQ support group
     assert caroline["Sweden"]["entity_type"] == "place" and "Caroline's grandma" in caroline  # place, family
 
+    meant = call(client, "search_nodes", query="ran for a good cause")  # no name holds these words
+    assert {"charity race", "Melanie"} <= {e["name"] for e in meant["entities"]}  # the turn found by meaning names them
+
     again = call(client, "build_graph", kinds=["turn"])  # nothing changed: nothing read
     assert again["progress"] == {"processed": 0, "total": 0} and again["records_unchanged"] == len(turns)
 

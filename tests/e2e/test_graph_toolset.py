@@ -78,7 +78,8 @@ def test_the_reference_servers_behaviour(client: BlockingClient) -> None:
 
     related, _ = call(client, "get_related", entity="Alice", depth=2)  # spec 002's traversal, on this graph
     assert [(r["name"], r["depth"]) for r in related["related"]] == [("Acme Corp", 1), ("Bob", 1), ("Charlie", 2)]
-    assert related["related"][2]["path"] == [{"from": r["from"], "to": r["to"], "relation_type": r["relationType"]}
+    assert related["related"][2]["path"] == [{"from": r["from"], "to": r["to"], "relation_type": r["relationType"],
+                                             "evidence": []}
                                              for r in (RELATIONS[2], RELATIONS[3])]
     assert refused(client, "get_related", entity="Nobody") == "Error: Entity not found: Nobody"
 
