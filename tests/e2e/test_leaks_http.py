@@ -3,7 +3,9 @@ in two teams (one restricted to one project) write items of every kind (artifact
 every visibility and sensitivity; a session memory and a Zapomni memory each; project documents in two
 projects), then 1,000 randomized calls of every read tool of every toolset: no answer (structured
 content or text) ever holds a word of an item its caller may not see, none holds another project's, and
-every item a caller may see is reachable by it.
+every item a caller may see is reachable by it. Each caller then builds its knowledge graph (the LLM
+extractor against a local chat API told to make an entity of each marker), and the graph tools and the graph signal of hybrid_search join
+the randomized reads: no entity, observation or edge drawn from an item its caller may not see shows.
 
 Every item's content carries a unique marker (``zq<writer><visibility><sensitivity><kind>``) beside a
 unique key word (the same with ``kq``), which the queries use (so that no answer echoes a marker back);
@@ -24,7 +26,9 @@ import pytest
 from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
 
 pytestmark = pytest.mark.slow
-ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive", "MEMTROVE_TOOLSETS": "all"}
+ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive", "MEMTROVE_TOOLSETS": "all",
+       "MEMTROVE_SEARCH_WEIGHTS": json.dumps({"recall": {"lexical": 0.55, "semantic": 0.3, "exact": 0.1, "k": 10,
+                                                         "contextual": 0.1, "graph": 0.2}})}
 # who: (teams, org, clearance, projects)
 PEOPLE: dict[str, tuple[list[str], str, str, list[str] | None]] = {
     "alice": (["eng"], "acme", "sensitive", None), "bob": (["eng"], "acme", "normal", None),
@@ -150,7 +154,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         (tmp / name).mkdir()
     project_ids = {name: GitProjects().project_of([f"file://{tmp / name}"]) for name in ("atlas", "zeus")}
     tokens = {user: create_token(data, user, project_ids) for user in PEOPLE}
-    with http_server(data, ENV, token="the-owners-shared-token") as server:
+    from tests.support.fake_openai import FakeOpenAIServer
+
+    api = FakeOpenAIServer(names=WORD.pattern).start()  # each marker an entity of the graph
+    env = {**ENV, "MEMTROVE_EXTRACTOR": "llm", "MEMTROVE_EXTRACTOR_MODEL": "gpt-test",
+           "MEMTROVE_EXTRACTOR_BASE_URL": api.base_url}
+    with http_server(data, env, token="the-owners-shared-token") as server:
         items: list[dict[str, Any]] = []
         for writer in PEOPLE:
             with blocking(http_session(server.mcp_url, tokens[writer])) as client:
@@ -165,16 +174,24 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     "idempotencyKey": f"{project}-1"})
                 assert not got.is_error, got
                 items.append(item)
+        for reader in PEOPLE:  # each caller's graph, from what it may read
+            with blocking(http_session(server.mcp_url, tokens[reader])) as client:
+                built = client.call("build_graph", {})
+                assert not built.is_error and built.structured_content["state"] == "done", built
         words = {item["word"]: item for item in items}
         assert len(words) == len(items) and not any(a != b and b.startswith(a) for a in words for b in words)
         yield {"server": server, "tokens": tokens, "items": items, "words": words, "tmp": tmp}
+    api.stop()
 
 
-def leaked(reader: str, answer: Any, words: dict[str, dict[str, Any]]) -> list[str]:
-    """The words in an answer (structured content and text) of items ``reader`` may not see (or unknown)."""
-    text = json.dumps(answer.structured_content, ensure_ascii=False) + " ".join(
+def leaked(reader: str, answer: Any, words: dict[str, dict[str, Any]], asked: Any = None) -> list[str]:
+    """The words in an answer (structured content and text) of items ``reader`` may not see (or unknown);
+    a refusal may name what it was asked (``asked``: the arguments), e.g. "Entity not found: <name>"."""
+    shown = {k: v for k, v in (answer.structured_content or {}).items() if k != "query"}  # the echoed query
+    text = json.dumps(shown, ensure_ascii=False) + " ".join(
         getattr(c, "text", "") for c in answer.content)
-    return [w for w in WORD.findall(text) if w not in words or not may_see(reader, words[w])]
+    echoed = set(WORD.findall(json.dumps(asked))) if answer.is_error else set()
+    return [w for w in WORD.findall(text) if (w not in words or not may_see(reader, words[w])) and w not in echoed]
 
 
 def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str | None]:
@@ -186,11 +203,13 @@ def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, d
     tool = rng.choice(["hybrid_search", "memory_search", "memory_list", "history_get", "artifact_search",
                        "artifact_get", "search_memory", "get_stats", "search_session_context", "get_memory_by_id",
                        "reconstruct_document", "list_sessions", "get_session_stats", "search_system_memory",
-                       "project_search", "canonical_get", "memory_restore", "artifact_list", "store_stats"])
+                       "project_search", "canonical_get", "memory_restore", "artifact_list", "store_stats",
+                       "search_nodes", "open_nodes", "read_graph", "get_related", "graph_status"])
+    name = target["word"]
     project = rng.choice(["atlas", "zeus"])
     session = f"s-{rng.choice(list(PEOPLE))}"
     arguments: dict[str, Any] = {
-        "hybrid_search": {"query": query, "limit": limit, "mode": mode, "include_memory": rng.random() < 0.5,
+        "hybrid_search": {"query": rng.choice([query, f"{target['word']} keeper"]), "limit": limit, "mode": mode, "include_memory": rng.random() < 0.5,
                           "include_history": rng.random() < 0.5, "expand_neighbors": rng.random() < 0.3,
                           **({"filters": {"sensitivity": rng.choice(SENSITIVITIES)}} if rng.random() < 0.3 else {})},
         "memory_search": {"query": query, "limit": min(limit, 20), "mode": mode},
@@ -213,6 +232,11 @@ def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, d
         "artifact_list": {"limit": rng.choice([1, 50, 500]),
                           **({"source_system": rng.choice(["wiki", "sessions"])} if rng.random() < 0.5 else {})},
         "store_stats": {},
+        "search_nodes": {"query": rng.choice([name, target["key"], "lighthouse keeper"])},
+        "open_nodes": {"names": [name, rng.choice(items)["word"]]},
+        "read_graph": rng.choice([{}, {"limit": 5}]),
+        "get_related": {"entity": name, "depth": rng.choice([1, 2, 3])},
+        "graph_status": {},
     }[tool]
     return tool, arguments, project if tool in ("project_search", "canonical_get", "memory_restore") else None
 
@@ -232,7 +256,8 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
                 portal = blocking(http_session(world["server"].mcp_url, world["tokens"][reader], **options))
                 sessions[key] = (portal, portal.__enter__())
             answer = sessions[key][1].call(tool, arguments)
-            assert not leaked(reader, answer, words), (reader, tool, arguments, leaked(reader, answer, words))
+            assert not leaked(reader, answer, words, arguments), (reader, tool, arguments,
+                                                                 leaked(reader, answer, words, arguments))
             counted[tool] = counted.get(tool, 0) + 1
             if project is not None:
                 allowed = PEOPLE[reader][3] is None or project in PEOPLE[reader][3]
@@ -247,7 +272,7 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
     finally:
         for portal, _ in sessions.values():
             portal.__exit__(None, None, None)
-    assert sum(counted.values()) == CALLS and len(counted) == 19, counted  # every read tool was called
+    assert sum(counted.values()) == CALLS and len(counted) == 24, counted  # every read tool was called
     assert (("dave", "zeus") in with_project) and not with_project[("dave", "zeus")]
     # What the rule did shows in the metrics (behind the owner's token): denials of gets, withheld hits.
     metrics = httpx.get(world["server"].base_url + "/metrics", timeout=30,
@@ -272,3 +297,14 @@ def test_every_item_a_caller_may_see_is_reachable_and_no_other(world: dict[str, 
                 assert found == may_see(reader, item), (reader, item)
                 if not found:  # keys are unique: nothing else is found by one (no neighbour's context)
                     assert got.structured_content["results"] == [], (reader, item, got.structured_content)
+            # Its graph holds an entity for each item it may see (built from it) and none for the others.
+            names = {item["word"]: item for item in items if item["kind"] != "project"}
+            got = client.call("open_nodes", {"names": sorted(names)})
+            assert not got.is_error and not leaked(reader, got, words), got
+            held = {e["name"] for e in got.structured_content["entities"]}
+            assert held == {n for n, item in names.items() if may_see(reader, item)}, (reader, held)
+            # The graph signal finds it by the entity the query names (its rank shows among the hit's signals).
+            own = next(i for i in items if i["writer"] == reader and i["kind"] == "memory")
+            got = client.call("hybrid_search", {"query": own["word"], "limit": 5, "include_memory": True})
+            hit = next(h for h in got.structured_content["results"] if own["word"] in json.dumps(h))
+            assert "graph" in json.dumps(hit), hit

@@ -51,10 +51,12 @@ def fake_embedding(text: str, dimensions: int) -> list[float]:
 class FakeOpenAIServer:
     """Serves embeddings on 127.0.0.1 (a free port) from a background thread; records every request."""
 
-    def __init__(self, default_dimensions: int = 16, slow_seconds: float = 2.0, api_key: str | None = None):
+    def __init__(self, default_dimensions: int = 16, slow_seconds: float = 2.0, api_key: str | None = None,
+                 names: str = r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b"):
         self.default_dimensions = default_dimensions
         self.slow_seconds = slow_seconds
         self.api_key = api_key  # when set, any other bearer token gets a 401
+        self.names = re.compile(names)  # what the chat answer calls entities
         self._lock = threading.Lock()
         self._planned: deque[Outcome] = deque()
         self._fail_on: dict[int, Outcome] = {}
@@ -144,7 +146,7 @@ class FakeOpenAIServer:
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, _error(401)
         if request.path == "/v1/chat/completions":
-            return _chat(request.body, outcome)
+            return _chat(request.body, outcome, self.names)
         return self._embeddings(request.body, outcome)
 
     def _embeddings(self, body: Any, outcome: Outcome) -> tuple[int, dict[str, Any]]:
@@ -171,11 +173,11 @@ class FakeOpenAIServer:
 
 
 _PASSAGE = re.compile(r"^\[(\d+)\](?: \(speaker: ([^)]*)\))?\n(.*?)(?=\n\n\[\d+\]|\Z)", re.S | re.M)
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b")
 
 
-def _chat(body: Any, outcome: Outcome) -> tuple[int, dict[str, Any]]:
-    """The knowledge graph of each numbered passage: capitalised words are entities (type "thing"), each
+def _chat(body: Any, outcome: Outcome, names: re.Pattern[str]) -> tuple[int, dict[str, Any]]:
+    """The knowledge graph of each numbered passage: what ``names`` matches (by default capitalised words)
+    are entities (type "thing"), each
     next one related to the first ("related_to", the passage as evidence), the passage an observation of
     the first. Outcomes: "not_json" (prose instead), "missing" (passage 0 left out of the answer)."""
     if not isinstance(body, dict) or "model" not in body or not body.get("messages"):
@@ -184,11 +186,11 @@ def _chat(body: Any, outcome: Outcome) -> tuple[int, dict[str, Any]]:
         return 400, _error(400, "response_format json_schema expected by this fake")
     answers = []
     for number, speaker, text in _PASSAGE.findall(body["messages"][-1]["content"]):
-        names = list(dict.fromkeys(_CAPITALISED.findall(text)))
-        answers.append({"passage": int(number), "entities": [{"name": n, "type": "thing"} for n in names],
-                        "relations": [{"source": names[0], "relation": "related_to", "target": n,
-                                       "evidence": text[:200]} for n in names[1:]],
-                        "observations": [{"entity": names[0], "text": text[:200]}] if names else []})
+        found = list(dict.fromkeys(names.findall(text)))
+        answers.append({"passage": int(number), "entities": [{"name": n, "type": "thing"} for n in found],
+                        "relations": [{"source": found[0], "relation": "related_to", "target": n,
+                                       "evidence": text[:200]} for n in found[1:]],
+                        "observations": [{"entity": found[0], "text": text[:200]}] if found else []})
     if outcome == "missing":
         answers = [a for a in answers if a["passage"] != 0]
     content = "Sorry, I cannot help with that." if outcome == "not_json" else json.dumps({"passages": answers})
