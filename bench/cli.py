@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 BASELINE_CONFIGS = ("BM25 alone", "vectors alone", "plain RRF")
-GRAPH_CONFIGS = ("hybrid + graph 05", "hybrid + graph 10", "hybrid + graph 20")
+GRAPH_CONFIGS = ("hybrid + graph 00", "hybrid + graph 05", "hybrid + graph 20")  # "memtrove hybrid": graph 0.1
 BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS, *GRAPH_CONFIGS),
                  "facts": ("memtrove hybrid", "profile default", *BASELINE_CONFIGS),
                  "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}

@@ -22,8 +22,9 @@ Embed = Callable[[Sequence[str]], list[list[float]]]
 
 
 def normal(name: str) -> str:
+    name = name.replace("’", "'")
     text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode() or name
-    text = text.casefold().replace("’", "'")
+    text = text.casefold()
     text = re.sub(r"'s\b", "", text)
     words = _WORD.findall(text)
     if words and words[0] == "the" and len(words) > 1:

@@ -39,7 +39,7 @@ class GraphSignal:
     derived: DerivedGraph
     store: MetadataStore
     artifacts: ArtifactStore
-    fanout: int = 200  # records read per set of names
+    fanout: int = 100  # records read per set of names (the most recent)
 
     def ranked(self, owner: str, query: str) -> dict[str, list[tuple[str, float]]]:
         """Per collection, (record id, score) best first; empty when the query names no entity."""
@@ -73,15 +73,21 @@ class GraphSignal:
 
     def matches(self, collection: str, ranked: list[tuple[str, float]], where: Filter | None,
                 depth: int) -> list[LexicalMatch]:
-        """The first ``depth`` of ``ranked`` that pass ``where`` (the search's filters and access rule)."""
-        ids = [i for i, _ in ranked]
-        meta: Mapping[str, dict[str, Any]]
-        if collection == "memory":
-            meta = {i: memory_metadata(m) for i, m in self.store.get_memories(ids).items()}
-        elif collection == HISTORY:
-            meta = {i: turn_metadata(t) for i, t in self.store.get_turns(ids).items()}
-        else:
-            owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
-            meta = {i: vector_metadata(a) for i in ids if (a := owners.get(artifact_of(i))) is not None}
-        kept = [LexicalMatch(i, score) for i, score in ranked if i in meta and matches(meta[i], where)]
+        """The first ``depth`` of ``ranked`` that pass ``where`` (the search's filters and access rule),
+        reading records a batch at a time until that many pass."""
+        kept: list[LexicalMatch] = []
+        for start in range(0, len(ranked), depth):
+            batch = ranked[start:start + depth]
+            meta = self._metadata(collection, [i for i, _ in batch])
+            kept += [LexicalMatch(i, score) for i, score in batch if i in meta and matches(meta[i], where)]
+            if len(kept) >= depth:
+                break
         return kept[:depth]
+
+    def _metadata(self, collection: str, ids: list[str]) -> Mapping[str, dict[str, Any]]:
+        if collection == "memory":
+            return {i: memory_metadata(m) for i, m in self.store.get_memories(ids).items()}
+        if collection == HISTORY:
+            return {i: turn_metadata(t) for i, t in self.store.get_turns(ids).items()}
+        owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
+        return {i: vector_metadata(a) for i in ids if (a := owners.get(artifact_of(i))) is not None}

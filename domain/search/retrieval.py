@@ -41,7 +41,9 @@ PROFILES: Mapping[str, Weights] = {
     # local MiniLM model, words (BM25 with neighbouring turns) carry about twice the evidence that
     # vectors do, and a small k lets a first rank in either signal decide. The turn-in-context vectors
     # add what the turn alone does not say (+0.013 recall@10, in every one of the five conversations).
-    "recall": Weights(lexical=0.55, semantic=0.3, exact=0.1, k=10, contextual=0.1),
+    # The graph signal (records naming the entities the query names, and their neighbours') adds +0.006
+    # recall@10 on LoCoMo's five held-out conversations and lifts every category (README "Knowledge graph").
+    "recall": Weights(lexical=0.55, semantic=0.3, exact=0.1, k=10, contextual=0.1, graph=0.1),
 }
 DEFAULT_PROFILE = "recall"
 
