@@ -24,6 +24,7 @@ from domain.search.where import matches
 _WORD = re.compile(r"[\w'’-]+")
 NEAR = 0.5  # a neighbour's record counts half a named entity's
 MAX_NAMES = 20
+MAX_NEAR = 50  # neighbours followed: the most connected to the names
 
 
 def variants(query: str, longest: int = 4) -> list[str]:
@@ -50,9 +51,13 @@ class GraphSignal:
         for _, origin, part in self.derived.linked_records(owner, named, self.fanout):
             key = (origin[0], origin[1], part)
             scores[key] = scores.get(key, 0.0) + 1.0
-        near = {r.target if r.source in named else r.source for r in self.graph.relations(owner, named)} - set(named)
+        links: dict[str, int] = {}
+        for r in self.graph.relations(owner, named):
+            other = r.target if r.source in named else r.source
+            links[other] = links.get(other, 0) + 1
+        near = sorted((n for n in links if n not in named), key=lambda n: (-links[n], n))[:MAX_NEAR]
         if near:
-            for _, origin, part in self.derived.linked_records(owner, sorted(near)[:200], self.fanout):
+            for _, origin, part in self.derived.linked_records(owner, near, self.fanout):
                 key = (origin[0], origin[1], part)
                 scores[key] = scores.get(key, 0.0) + NEAR
         found: dict[str, list[tuple[str, float]]] = {}
