@@ -14,7 +14,6 @@ from sqlalchemy.engine import Connection
 
 from adapters.fts import Doc
 from adapters.sqlalchemy_jobs import SqlIngestJobs
-from adapters.sqlalchemy_graph_derived import forget_records
 from adapters.sqlalchemy_store import SqlMetadataStore, _profile, _profile_columns, metadata
 from adapters.sqlalchemy_tables import (
     access_columns, access_of, access_values, add_access_columns, chunk_values, json_dict, json_tuple, row_dicts,
@@ -223,7 +222,6 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             conn.execute(delete(artifacts).where(artifacts.c.artifact_id == artifact_id))
             drop_vectors(conn, ARTIFACT_COLLECTIONS, artifact_id)
             queue(conn, ARTIFACT_COLLECTIONS, artifact_id)
-            forget_records(conn, "artifact", [artifact_id])
             self._deleted(conn, artifact_id)
             self._append(conn, entry)
         return int(row.num_chunks) if row is not None else 0

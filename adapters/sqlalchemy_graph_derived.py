@@ -101,6 +101,11 @@ class SqlDerivedGraph:
                         found[(kind, rid)].append(name)
         return found
 
+    def _deleted(self, conn: Connection, artifact_id: str) -> None:
+        """An artifact deleted: what every owner's graph read from it goes, in the delete's transaction."""
+        forget_records(conn, "artifact", [artifact_id])
+        super()._deleted(conn, artifact_id)  # type: ignore[misc]
+
     def _keep_tool_write(self, conn: Connection, owner: str, kind: str, ids: Sequence[int]) -> None:
         """A graph tool wrote facts that records gave too: they stay when those records go."""
         ev = graph_evidence

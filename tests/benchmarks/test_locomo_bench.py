@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import anyio
@@ -36,6 +36,11 @@ def test_locomo_recall(benchmark, report, tmp_path: Path) -> None:
     if not files:
         pytest.skip(f"LoCoMo conversations not found in {DATA} (set MEMTROVE_LOCOMO_DIR)")
     conversations = [load_conversation(f) for f in (files if FULL else [f for f in files if f.stem == "conv-30"])]
+    if not FULL:  # smoke: the conversation's first 150 turns, and the questions answered in them
+        conv = conversations[0]
+        kept = {dia_id for dia_id, _, _ in conv.turns[:SMOKE_TURNS]}
+        conversations = [replace(conv, turns=conv.turns[:SMOKE_TURNS],
+                                 questions=tuple(q for q in conv.questions if set(q.evidence) <= kept))]
     configs = CONFIGS if FULL else {name: CONFIGS[name] for name in ("memtrove hybrid", "BM25 alone")}
     result = anyio.run(lambda: run(conversations, configs, tmp_path))
     if not benchmark.disabled:
@@ -52,6 +57,9 @@ def test_locomo_recall(benchmark, report, tmp_path: Path) -> None:
         assert hybrid["latency_ms"]["p95"] <= 60, hybrid["latency_ms"]
 
 
+SMOKE_TURNS = 150
+
+
 @pytest.mark.slow
 def test_what_the_contextual_signal_costs(benchmark, report, tmp_path: Path) -> None:
     """hybrid_search in one process on one store, with and without the contextual signal and with
@@ -61,6 +69,11 @@ def test_what_the_contextual_signal_costs(benchmark, report, tmp_path: Path) -> 
     if not files:
         pytest.skip(f"LoCoMo conversations not found in {DATA} (set MEMTROVE_LOCOMO_DIR)")
     conversations = [load_conversation(f) for f in (files if FULL else [f for f in files if f.stem == "conv-30"])]
+    if not FULL:  # smoke: the conversation's first 150 turns, and the questions answered in them
+        conv = conversations[0]
+        kept = {dia_id for dia_id, _, _ in conv.turns[:SMOKE_TURNS]}
+        conversations = [replace(conv, turns=conv.turns[:SMOKE_TURNS],
+                                 questions=tuple(q for q in conv.questions if set(q.evidence) <= kept))]
     weights = {"no-contextual": {**asdict(PROFILES["recall"]), "contextual": 0.0}}
     runtime = Runtime(Settings(memtrove_data_dir=tmp_path / "data", memtrove_search_weights=weights))
     runtime.start()

@@ -129,3 +129,15 @@ def test_the_llm_extractor_over_a_chat_api_its_failure_recorded(tmp_path: Path) 
             graph = call(llm, "open_nodes", names=["Alice"])
             assert graph["relations"] == [{"from": "Alice", "to": "Bob", "relationType": "related_to"},
                                           {"from": "Alice", "to": "Acme", "relationType": "related_to"}]
+
+
+def test_a_deleted_document_takes_what_it_said(client: BlockingClient) -> None:
+    made = call(client, "artifact_ingest", artifact_type="doc", source_system="wiki", source_id="kestrel",
+                content="Tomasz Wierzbicki lives in Gdansk. He leads the Kestrel Project.")
+    built = call(client, "build_graph", kinds=["artifact"])
+    assert built["state"] == "done" and built["progress"]["total"] == 1
+    cited = call(client, "get_related", entity="Tomasz Wierzbicki")["related"]
+    assert {"Gdansk"} <= {r["name"] for r in cited}
+    assert cited[0]["path"][0]["evidence"][0]["record_id"] == made["artifact_id"]
+    call(client, "artifact_delete", artifact_id=made["artifact_id"])
+    assert call(client, "open_nodes", names=["Tomasz Wierzbicki", "Gdansk"])["entities"] == []

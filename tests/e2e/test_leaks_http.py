@@ -1,15 +1,14 @@
-"""The leak test, black-box over HTTP (the official client; tokens made by the real CLI): four callers
-in two teams (one restricted to one project) write items of every kind (artifacts, memories and turns at
-every visibility and sensitivity; a session memory and a Zapomni memory each; project documents in two
-projects), then 1,000 randomized calls of every read tool of every toolset: no answer (structured
-content or text) ever holds a word of an item its caller may not see, none holds another project's, and
-every item a caller may see is reachable by it. Each caller then builds its knowledge graph (the LLM
-extractor against a local chat API told to make an entity of each marker), and the graph tools and the graph signal of hybrid_search join
-the randomized reads: no entity, observation or edge drawn from an item its caller may not see shows.
+"""The leak test, black-box over HTTP (the official client; tokens made by the real CLI): four callers in two teams
+(one restricted to one project) write items of every kind (artifacts, memories and turns at every visibility and
+sensitivity; a session memory and a Zapomni memory each; project documents in two projects) and each builds its
+knowledge graph (the LLM extractor, against a local chat API told to make an entity of each marker); then 1,000
+randomized calls of every read tool of every toolset, the graph's and the graph signal of hybrid_search included:
+no answer (structured content or text) ever holds a word of an item its caller may not see, none holds another
+project's, and every item a caller may see is reachable by it.
 
-Every item's content carries a unique marker (``zq<writer><visibility><sensitivity><kind>``) beside a
-unique key word (the same with ``kq``), which the queries use (so that no answer echoes a marker back);
-an answer leaks when it holds the marker of an item its caller may not see, whatever its shape."""
+Every item's content carries a unique marker (``zq<writer><visibility><sensitivity><kind>``) beside a unique key
+word (the same with ``kq``), which the queries use (so that no answer echoes a marker back); an answer leaks when it
+holds the marker of an item its caller may not see, whatever its shape."""
 
 from __future__ import annotations
 
@@ -23,6 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.leak_calls import SENSITIVITIES, random_call
+from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
 
 pytestmark = pytest.mark.slow
@@ -34,7 +35,6 @@ PEOPLE: dict[str, tuple[list[str], str, str, list[str] | None]] = {
     "alice": (["eng"], "acme", "sensitive", None), "bob": (["eng"], "acme", "normal", None),
     "carol": (["ops"], "acme", "highly_sensitive", None), "dave": (["eng"], "acme", "sensitive", ["atlas"])}
 VISIBILITIES = ("me", "team", "org", "custom")
-SENSITIVITIES = ("normal", "sensitive", "highly_sensitive")
 CALLS = 1_000
 WORD = re.compile(r"zq[a-z]+")
 
@@ -154,10 +154,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         (tmp / name).mkdir()
     project_ids = {name: GitProjects().project_of([f"file://{tmp / name}"]) for name in ("atlas", "zeus")}
     tokens = {user: create_token(data, user, project_ids) for user in PEOPLE}
-    from tests.support.fake_openai import FakeOpenAIServer
-
     api = FakeOpenAIServer(names=WORD.pattern).start()  # each marker an entity of the graph
-    env = {**ENV, "MEMTROVE_EXTRACTOR": "llm", "MEMTROVE_EXTRACTOR_MODEL": "gpt-test",
+    env = {**ENV, "MEMTROVE_EXTRACTOR": "llm", "MEMTROVE_EXTRACTOR_MODEL": "m",
            "MEMTROVE_EXTRACTOR_BASE_URL": api.base_url}
     with http_server(data, env, token="the-owners-shared-token") as server:
         items: list[dict[str, Any]] = []
@@ -194,57 +192,10 @@ def leaked(reader: str, answer: Any, words: dict[str, dict[str, Any]], asked: An
     return [w for w in WORD.findall(text) if (w not in words or not may_see(reader, words[w])) and w not in echoed]
 
 
-def random_call(rng: random.Random, items: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str | None]:
-    """A read tool with random arguments, and the project its client declares (None: no roots)."""
-    target = rng.choice(items)
-    query = rng.choice([target["key"], "lighthouse keeper lamp", f"{target['key']} keeper", "keeper notes"])
-    limit = rng.choice([1, 5, 20])
-    mode = rng.choice(["hybrid", "lexical", "vector"])
-    tool = rng.choice(["hybrid_search", "memory_search", "memory_list", "history_get", "artifact_search",
-                       "artifact_get", "search_memory", "get_stats", "search_session_context", "get_memory_by_id",
-                       "reconstruct_document", "list_sessions", "get_session_stats", "search_system_memory",
-                       "project_search", "canonical_get", "memory_restore", "artifact_list", "store_stats",
-                       "search_nodes", "open_nodes", "read_graph", "get_related", "graph_status"])
-    name = target["word"]
-    project = rng.choice(["atlas", "zeus"])
-    session = f"s-{rng.choice(list(PEOPLE))}"
-    arguments: dict[str, Any] = {
-        "hybrid_search": {"query": rng.choice([query, f"{target['word']} keeper"]), "limit": limit, "mode": mode, "include_memory": rng.random() < 0.5,
-                          "include_history": rng.random() < 0.5, "expand_neighbors": rng.random() < 0.3,
-                          **({"filters": {"sensitivity": rng.choice(SENSITIVITIES)}} if rng.random() < 0.3 else {})},
-        "memory_search": {"query": query, "limit": min(limit, 20), "mode": mode},
-        "memory_list": {"limit": rng.choice([5, 50, 100])},
-        "history_get": {"conversation_id": target.get("conversation") or f"{target['key']}-c"},
-        "artifact_search": {"query": query, "limit": limit, "mode": mode},
-        "artifact_get": {"artifact_id": target.get("id") if str(target.get("id", "")).startswith("art_")
-                         else "art_" + "0" * 32, "include_content": True, "include_chunks": True},
-        "search_memory": {"query": query, "limit": limit},
-        "get_stats": {},
-        "search_session_context": {"session_id": session},
-        "get_memory_by_id": {"memory_id": target.get("id") or "art_" + "0" * 32},
-        "reconstruct_document": {"memory_id": target.get("id") or "art_" + "0" * 32},
-        "list_sessions": {},
-        "get_session_stats": {"session_id": session},
-        "search_system_memory": {"query": query},
-        "project_search": {"query": query, "limit": limit},
-        "canonical_get": {"canonicalKey": f"{project}-spec"},
-        "memory_restore": {"goal": query},
-        "artifact_list": {"limit": rng.choice([1, 50, 500]),
-                          **({"source_system": rng.choice(["wiki", "sessions"])} if rng.random() < 0.5 else {})},
-        "store_stats": {},
-        "search_nodes": {"query": rng.choice([name, target["key"], "lighthouse keeper"])},
-        "open_nodes": {"names": [name, rng.choice(items)["word"]]},
-        "read_graph": rng.choice([{}, {"limit": 5}]),
-        "get_related": {"entity": name, "depth": rng.choice([1, 2, 3])},
-        "graph_status": {},
-    }[tool]
-    return tool, arguments, project if tool in ("project_search", "canonical_get", "memory_restore") else None
-
-
 def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -> None:
     rng = random.Random(2026)
     items, words = world["items"], world["words"]
-    calls = [(rng.choice(list(PEOPLE)), *random_call(rng, items)) for _ in range(CALLS)]
+    calls = [(rng.choice(list(PEOPLE)), *random_call(rng, items, list(PEOPLE))) for _ in range(CALLS)]
     sessions: dict[tuple[str, str | None], Any] = {}
     counted: dict[str, int] = {}
     with_project = {}
@@ -297,13 +248,12 @@ def test_every_item_a_caller_may_see_is_reachable_and_no_other(world: dict[str, 
                 assert found == may_see(reader, item), (reader, item)
                 if not found:  # keys are unique: nothing else is found by one (no neighbour's context)
                     assert got.structured_content["results"] == [], (reader, item, got.structured_content)
-            # Its graph holds an entity for each item it may see (built from it) and none for the others.
+            # Its graph holds an entity for each item it may see (built from it) and none for the others; the
+            # graph signal finds its memory by the entity a query names (the rank shows among the hit's signals).
             names = {item["word"]: item for item in items if item["kind"] != "project"}
             got = client.call("open_nodes", {"names": sorted(names)})
-            assert not got.is_error and not leaked(reader, got, words), got
-            held = {e["name"] for e in got.structured_content["entities"]}
-            assert held == {n for n, item in names.items() if may_see(reader, item)}, (reader, held)
-            # The graph signal finds it by the entity the query names (its rank shows among the hit's signals).
+            assert {e["name"] for e in got.structured_content["entities"]} == {
+                n for n, item in names.items() if may_see(reader, item)} and not leaked(reader, got, words), got
             own = next(i for i in items if i["writer"] == reader and i["kind"] == "memory")
             got = client.call("hybrid_search", {"query": own["word"], "limit": 5, "include_memory": True})
             hit = next(h for h in got.structured_content["results"] if own["word"] in json.dumps(h))
