@@ -6,12 +6,14 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from collections.abc import Mapping
 
 from adapters.memory_outbox import InMemoryVectorOutbox
 from adapters.vector_math import cosine, matches
+from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn, Vector, VectorMatch, VectorRecord
 from domain.ports import AuditLog, Embedder, Filter, MetadataStore, Tokenizer, VectorIndex
 from domain.validation import epoch
@@ -158,6 +160,18 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         self._drop(["memory"], memory.id)
         self.add_memory(memory, entry, vectors)
         return True
+
+    def supersede_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> str | None:
+        old = self.memories.get(memory.supersedes or "")
+        if old is None:
+            return "missing"
+        if old.superseded_by is not None:
+            return "superseded"
+        if memory.id in self.memories:  # as the SQL store's primary key: nothing written
+            raise StorageError(f"Failed to write the metadata store: memory {memory.id} exists")
+        self.memories[old.id] = replace(old, valid_to=memory.valid_from or memory.ts, superseded_by=memory.id)
+        self.add_memory(memory, entry, vectors)
+        return None
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         return {i: self.memories[i] for i in ids if i in self.memories}

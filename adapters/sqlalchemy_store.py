@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import create_engine, delete, event, insert, select
+from sqlalchemy import create_engine, delete, event, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -18,8 +18,8 @@ from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_graph_derived import forget_records
 from adapters.sqlalchemy_turns import SqlTurns, turn_docs
 from adapters.sqlalchemy_tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
-    _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns, audit, memories,
-    put_meta, store_meta, turns,
+    VALIDITY, _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns,
+    add_validity_columns, audit, memories, put_meta, store_meta, turns,
 )
 from adapters.sqlalchemy_vectors import (
     SqlVectorOutbox, add_fresh_column, backfill_access, drop_vectors, put_vectors, queue,
@@ -85,6 +85,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         add_access_columns(conn, "memories", privacy=True)
         add_access_columns(conn, "turns", privacy=True)
         add_fresh_column(conn)
+        add_validity_columns(conn)
 
     def _prepare_lexical(self) -> None:
         """Create the text index; (re)build it from the rows when it is new or of an older version."""
@@ -147,11 +148,25 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         conn.execute(insert(memories).values(
             id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
             ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
-            token_count=memory.token_count, **_profile_values(memory.profile), **access_values(memory)))
+            token_count=memory.token_count, **_profile_values(memory.profile), **access_values(memory),
+            **{name: getattr(memory, name) for name in VALIDITY}))
         self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
         put_vectors(conn, "memory", memory.id, vectors)
         queue(conn, ["memory"], memory.id)
         self._append(conn, entry)
+
+    def supersede_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> str | None:
+        m = memories.c
+        with self._write() as conn:
+            old = conn.execute(select(m.superseded_by).where(m.id == memory.supersedes)).first()
+            if old is None:
+                return "missing"
+            if old[0] is not None:
+                return "superseded"
+            conn.execute(update(memories).where(m.id == memory.supersedes).values(
+                valid_to=memory.valid_from or memory.ts, superseded_by=memory.id))
+            self._insert_memory(conn, memory, entry, vectors)
+        return None
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         if not ids:

@@ -91,6 +91,8 @@ def _profile_columns() -> list[Column]:
             Column("embedding_max_tokens", Integer, nullable=False)]
 
 
+VALIDITY = ("valid_from", "valid_to", "supersedes", "superseded_by")  # a memory's valid time (domain.model.Memory)
+
 memories = Table(
     "memories", metadata,
     Column("id", String(64), primary_key=True),
@@ -103,6 +105,7 @@ memories = Table(
     Column("token_count", Integer, nullable=False),
     *_profile_columns(),
     *access_columns(privacy=True),
+    *(Column(name, String(160), nullable=True) for name in VALIDITY),
 )
 
 turns = Table(
@@ -146,7 +149,15 @@ def _profile(row: Any) -> EmbeddingProfile:
 def _memory(row: Any) -> Memory:
     return Memory(id=row["id"], content=row["content"], type=row["type"], confidence=row["confidence"],
                   ts=row["ts"], conversation_id=row["conversation_id"], token_count=row["token_count"],
-                  profile=_profile(row), **access_of(row))
+                  profile=_profile(row), **{name: row.get(name) for name in VALIDITY}, **access_of(row))
+
+
+def add_validity_columns(conn: Connection) -> None:
+    """Memories of a store made before valid time get its columns (empty: valid from when stored, still)."""
+    have = {c["name"] for c in inspect(conn).get_columns("memories")}
+    for name in VALIDITY:
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE memories ADD COLUMN {name} VARCHAR(160)"))
 
 
 def _turn(row: Any) -> Turn:

@@ -30,7 +30,7 @@ from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory
-from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, StoreMemory
+from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, MemoryHistory, StoreMemory
 from domain.search.ranking import Ranker
 from domain.search.passages import PassageSearch
 from domain.search.retrieve import Retriever
@@ -154,6 +154,8 @@ class UseCases(containers.DeclarativeContainer):
     get_memory = providers.Factory(GetMemory, store=adapters.store, policies=plugins.privacy_policies,
                                    identity=identity)
     delete_memory = providers.Factory(DeleteMemory, store=adapters.store, identity=identity)
+    memory_history = providers.Factory(MemoryHistory, store=adapters.store, policies=plugins.privacy_policies,
+                                       identity=identity)
     build_graph = providers.Factory(
         BuildGraph, store=adapters.store, scopes=adapters.store, graph=adapters.store, derived=adapters.store,
         extractors=plugins.registry.provided.extractors, extractor=settings.provided.memtrove_extractor,

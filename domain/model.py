@@ -10,6 +10,7 @@ from typing import Any
 
 from domain.access.principal import LOCAL_USER, RequestContext  # noqa: F401 - re-exported: who is asking
 from domain.access.rules import NEVER
+from domain.validation import epoch
 
 Vector = list[float]
 
@@ -90,6 +91,24 @@ class Memory(Owned):
     conversation_id: str | None
     token_count: int
     profile: EmbeddingProfile
+    # Valid time (spec 000 §13.4): from when what it says holds (None: from ``ts``) until when (None: still);
+    # ``supersedes``/``superseded_by``: the memory it replaced and the one that replaced it.
+    valid_from: str | None = None
+    valid_to: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+
+    def validity(self) -> dict[str, str]:
+        """Its valid-time fields that are set (none for a memory that holds from when it was stored, still)."""
+        return {k: v for k, v in (("valid_from", self.valid_from), ("valid_to", self.valid_to),
+                                  ("supersedes", self.supersedes), ("superseded_by", self.superseded_by)) if v}
+
+    def valid_at(self, at: float | None) -> bool:
+        """Whether it holds at ``at`` (epoch seconds; None: now, i.e. not superseded nor ended)."""
+        if at is None:
+            return self.superseded_by is None and self.valid_to is None
+        start = epoch(self.valid_from or self.ts)
+        return start <= at and (self.valid_to is None or at < epoch(self.valid_to))
 
 
 @dataclass(frozen=True, slots=True)

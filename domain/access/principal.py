@@ -86,6 +86,7 @@ class RequestContext:
     request_id: str | None = None
     via: str | None = None  # the client it came through: its token's id, "shared token", "page"; None: local
     scopes: tuple[str, ...] = ()
+    as_of: float | None = None  # a search as of this time (epoch): memories valid then; None: those valid now
     tally: AccessTally = field(default_factory=AccessTally, compare=False, repr=False)
 
     @property

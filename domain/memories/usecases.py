@@ -29,6 +29,8 @@ class StoreMemoryRequest:
     confidence: float
     conversation_id: str | None = None
     privacy: Privacy = Privacy()
+    supersedes: str | None = None  # the memory this one replaces (ended, kept: its history stays readable)
+    valid_from: str | None = None  # from when it holds (default: when stored)
 
 
 def memory_metadata(memory: Memory) -> dict[str, object]:
@@ -63,20 +65,54 @@ class StoreMemory:
         conversation_id = optional_text("conversation_id", request.conversation_id, 100)
         context = self.identity()
         access = request.privacy.written(context, epoch(ts), epoch(stamp))
+        valid_from = None if request.valid_from is None else _time("valid_from", request.valid_from)
+        supersedes = self._superseded(request.supersedes, context, stamp)
         memory = Memory(
             id=memory_id, content=content, type=kind, confidence=confidence,
             ts=ts, conversation_id=conversation_id,
             token_count=self.tokenizer.count(content),
-            profile=self.embedder.profile, **access,
+            profile=self.embedder.profile, valid_from=valid_from, supersedes=supersedes, **access,
         )
         if check_only:
             return memory
         pieces = self.split(content)
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, memory_metadata(memory))
-        self.store.add_memory(memory, audit("store", COLLECTION, [memory.id], stamp, context,
-                                            pieces=len(records)),
-                              records)
+        entry = audit("store", COLLECTION, [memory.id, *([supersedes] if supersedes else [])], stamp, context,
+                      pieces=len(records), **({"supersedes": supersedes} if supersedes else {}))
+        if supersedes is None:
+            self.store.add_memory(memory, entry, records)
+            return memory
+        refused = self.store.supersede_memory(memory, entry, records)
+        if refused == "missing":
+            raise NotFoundError(f"Memory {supersedes} not found")
+        if refused == "superseded":
+            raise ValidationError("supersedes", f"Memory {supersedes} is already superseded: supersede the memory "
+                                                "that replaced it (memory_history lists them)")
         return memory
+
+    def _superseded(self, memory_id: str | None, context: RequestContext, stamp: str) -> str | None:
+        """The memory a new one replaces, checked: it exists, the caller may change it, it holds still."""
+        if memory_id is None:
+            return None
+        require_id("supersedes", memory_id, "mem_", MEMORY_ID, "32 hex characters")
+        found = self.store.get_memories([memory_id]).get(memory_id)
+        check_change(self.store, context, found, "supersede", COLLECTION, memory_id, "Memory", "supersedes",
+                     stamp, epoch(stamp))
+        if found is not None and found.superseded_by is not None:
+            raise ValidationError("supersedes", f"Memory {memory_id} is already superseded by {found.superseded_by}: "
+                                                "supersede that one")
+        return memory_id
+
+
+def _time(field: str, value: object) -> str:
+    """An ISO-8601 date or time as given, checked (the field named when it is not one)."""
+    if not isinstance(value, str) or len(value) > 40:
+        raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01T09:00:00Z)")
+    try:
+        epoch(value)
+    except (ValueError, ValidationError):
+        raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01T09:00:00Z)") from None
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +201,43 @@ def memory_hit(memory: Memory, score: float | None, profile: EmbeddingProfile | 
         fields={
             "memory_type": memory.type, "confidence": memory.confidence, "ts": memory.ts,
             "conversation_id": memory.conversation_id, "token_count": memory.token_count,
-            **(profile or memory.profile).as_metadata(),
+            **(profile or memory.profile).as_metadata(), **memory.validity(),
         },
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHistory:
+    """A memory's versions, oldest first: those it superseded and those that superseded it, as the caller
+    may see them (one it may not see ends the walk that way)."""
+
+    store: MetadataStore
+    policies: Sequence[PrivacyPolicy]
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
+
+    def __call__(self, memory_id: object) -> list[Hit]:
+        require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
+        context, now = self.identity(), self.now()
+        start = self._seen(str(memory_id), context, now)
+        if start is None:
+            raise NotFoundError(f"Memory {memory_id} not found")
+        chain = [start]
+        for step in ("supersedes", "superseded_by"):
+            at = start
+            while (next_id := getattr(at, step)) and len(chain) < MAX_HISTORY:
+                found = self._seen(next_id, context, now)
+                if found is None:
+                    break
+                chain = [found, *chain] if step == "supersedes" else [*chain, found]
+                at = found
+        hits = [memory_hit(m, None) for m in chain]
+        kept = {h.id for h in apply_policies(self.policies, hits, context)}
+        return [h for h in hits if h.id in kept]
+
+    def _seen(self, memory_id: str, context: RequestContext, now: float) -> Memory | None:
+        found = self.store.get_memories([memory_id]).get(memory_id)
+        return found if found is not None and visible(access_fields(found), context, now) else None
+
+
+MAX_HISTORY = 1000  # versions a history reads at most

@@ -32,6 +32,12 @@ class MetadataStore(Protocol):
         False, with nothing written, when there is none."""
         ...
 
+    def supersede_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> str | None:
+        """``memory`` stored (as add_memory) and the one it names in ``supersedes`` ended at its
+        ``valid_from`` (else its ``ts``) and marked superseded by it, in one transaction. None when done;
+        else why nothing was written: "missing" (no such memory) or "superseded" (already)."""
+        ...
+
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]: ...
 
     def list_memories(self, type: str | None, limit: int, before: tuple[str, str] | None = None) -> list[Memory]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from domain.errors import ValidationError
@@ -13,7 +13,7 @@ from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.search.filters import parse_filters
 from domain.search.snippets import snippet
 from domain.search.retrieve import SHOWN, Retriever
-from domain.validation import require_int, require_text, require_unit_float
+from domain.validation import epoch, require_int, require_text, require_unit_float
 
 BOUNDARY = "[CHUNK BOUNDARY]"
 
@@ -41,6 +41,7 @@ class SearchRequest:
     profile: str | None = None
     context: RequestContext | None = None  # None: who the Identity port says is calling
     per_artifact: int | None = None  # results one document may take (None: the configured default)
+    as_of: str | None = None  # memories valid at this time (default: those valid now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,8 @@ class HybridSearch:
             collections.append("history")
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
-        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, request.context,
+        context = as_of(request.as_of, request.context or self.retrieve.identity())
+        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, context,
                                     check_cap(request.per_artifact)), query)
         return SearchOutcome(expanded(self.artifacts, top) if expand else top, [SHOWN[c] for c in wheres])
 
@@ -163,6 +165,19 @@ class SearchMemoriesRequest:
     mode: str | None = None
     profile: str | None = None
     context: RequestContext | None = None  # None: who the Identity port says is calling
+    as_of: str | None = None  # memories valid at this time (default: those valid now)
+
+
+def as_of(value: object, context: RequestContext) -> RequestContext:
+    """The caller's context searching as of ``value`` (an ISO-8601 time), or as it is (None)."""
+    if value is None:
+        return context
+    if not isinstance(value, str):
+        raise ValidationError("as_of", "as_of must be an ISO-8601 date or time (e.g. 2024-05-01)")
+    try:
+        return replace(context, as_of=epoch(value))
+    except (ValueError, ValidationError):
+        raise ValidationError("as_of", "as_of must be an ISO-8601 date or time (e.g. 2024-05-01)") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +191,9 @@ class SearchMemories:
         limit = require_int("limit", request.limit, 1, 20)
         floor = require_unit_float("min_confidence", request.min_confidence)
         where = {"confidence": {"$gte": floor}} if floor > 0 else {}
+        context = as_of(request.as_of, request.context or self.retrieve.identity())
         return whole_within(focused(self.retrieve(query, {"memory": where}, limit, request.mode, request.profile,
-                                                  request.context), query))
+                                                  context), query))
 
 
 # Memories shown whole on one page of memory_search, best first, and the longest one shown whole (longer:

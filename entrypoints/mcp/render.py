@@ -57,7 +57,7 @@ def shown_text(h: Hit) -> str:
 def memory(m: Memory) -> dict[str, Any]:
     return {"id": m.id, "type": "memory", "memory_type": m.type, "confidence": m.confidence, "ts": m.ts,
             "conversation_id": m.conversation_id, "token_count": m.token_count, **m.profile.as_metadata(),
-            **privacy(m)}
+            **m.validity(), **privacy(m)}
 
 
 def memory_line(h: Hit, with_score: bool) -> str:

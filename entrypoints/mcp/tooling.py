@@ -36,6 +36,7 @@ Mode = Annotated[str, Field(
     json_schema_extra={"enum": ["hybrid", "vector", "lexical"]})]
 Profile = Annotated[str | None, Field(
     description="Fusion weights: default, technical, conversational or code (server default when omitted)")]
+AsOf = Annotated[str | None, Field(description="ISO-8601: memories as of then (default: now)")]
 PerArtifact = Annotated[int | None, Field(
     description="Results one document may take, 1-10: several passages of one document (server default "
                 "when omitted, MEMTROVE_PER_ARTIFACT)")]

@@ -8,6 +8,7 @@ import pytest
 
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
 from domain.ports import AuditLog, MetadataStore
+from domain.validation import epoch
 
 PROFILE = EmbeddingProfile("fake", "hash", 64, 64)
 
@@ -80,6 +81,28 @@ class MetadataStoreContract:
         assert store.replace_memory(memory("mem_b"), entry("edit", "mem_b")) is False
         assert store.get_memories(["mem_b"]) == {} and store.memory_ids() == {"mem_a"}
         assert [e.action for e in store.recent(10)][:2] == ["edit", "store"]
+
+    def test_a_memory_supersedes_another_at_once(self, store: MetadataStore) -> None:
+        store.add_memory(memory("mem_a", content="likes tea"), entry("store", "mem_a"))
+        coffee = dataclasses.replace(memory("mem_b", ts="2025-02-01T00:00:00Z", content="likes coffee"),
+                                     supersedes="mem_a", valid_from="2025-01-15T00:00:00Z")
+        assert store.supersede_memory(coffee, entry("store", "mem_b", "mem_a")) is None
+        old, new = store.get_memories(["mem_a"])["mem_a"], store.get_memories(["mem_b"])["mem_b"]
+        assert (old.valid_to, old.superseded_by) == ("2025-01-15T00:00:00Z", "mem_b") and new == coffee
+        assert not old.valid_at(None) and new.valid_at(None)
+        assert old.valid_at(epoch("2025-01-10T00:00:00Z")) and not new.valid_at(epoch("2025-01-10T00:00:00Z"))
+        again = dataclasses.replace(memory("mem_c"), supersedes="mem_a")
+        assert store.supersede_memory(again, entry("store", "mem_c")) == "superseded"
+        assert store.supersede_memory(dataclasses.replace(again, supersedes="mem_x"), entry("store", "mem_c")) == "missing"
+        assert store.get_memories(["mem_c"]) == {}
+
+    def test_a_supersession_that_fails_part_way_changes_nothing(self, store: MetadataStore) -> None:
+        store.add_memory(memory("mem_a"), entry("store", "mem_a"))
+        store.add_memory(memory("mem_b"), entry("store", "mem_b"))
+        clash = dataclasses.replace(memory("mem_b"), supersedes="mem_a")  # its id is taken: the insert fails
+        with pytest.raises(Exception):
+            store.supersede_memory(clash, entry("store", "mem_b"))
+        assert store.get_memories(["mem_a"])["mem_a"].superseded_by is None  # the old one holds still
 
     def test_turns_replace_by_position(self, store: MetadataStore) -> None:
         store.put_turn(turn("c1", 0, "first"), entry("appended", "c1_turn_0"))

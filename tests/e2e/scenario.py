@@ -18,6 +18,7 @@ EXPECTED_TOOLS = {
     "artifact_ingest", "artifact_search", "artifact_get", "artifact_delete", "hybrid_search", "artifact_reembed",
     "artifact_resolve",  # retention until_resolved (issue 13): spec 000's 13 tools and this one
     "memory_get",  # a found memory read whole (issue 23)
+    "memory_history",  # a memory's versions (issue 26)
 }
 MEMORY_ID = re.compile(r"^mem_[0-9a-f]{32}$")
 UTC_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$")

@@ -53,7 +53,8 @@ SESSION_TOOLS = {
     "load_session_context_for_task", "expand_chunk_context", "reconstruct_document", "get_memory_by_id",
     "get_session_stats", "list_sessions", "write_document_to_file", "delete_memory", "cleanup_old_memories",
 }
-ZAPOMNI_TOOLS = {"add_memory", "search_memory", "get_stats", "get_related"}
+ZAPOMNI_TOOLS = {"add_memory", "search_memory", "get_stats", "get_related", "build_graph", "graph_status",
+                 "unmerge_entity"}
 assert len(SESSION_TOOLS) == 28
 
 MEMORY_FIELDS = {"id", "memory_type", "agent_id", "session_id", "session_iter", "task_code", "content", "title",

@@ -62,6 +62,8 @@ BASES: dict[str, dict[str, Any]] = {
     "canonical_get_section": {"canonicalKey": "k-json", "sectionAnchor": "plain"},
     "canonical_context_pack": {"canonicalKey": "k-json", "goal": "plain"},
     "memory_restore": {}, "project_search": {"query": "plain"}, "artifact_list": {}, "store_export": {}, "conversation_list": {}, "search_nodes": {"query": "plain"}, "get_related": {"entity": "plain"},
+    "memory_history": {"memory_id": MEM_ID}, "build_graph": {}, "graph_status": {},
+    "unmerge_entity": {"alias": "plain", "entity": "plain"},
     "search_system_memory": {}, "list_sessions": {},
     **{f"search_{kind}_{suffix}": {"query": "plain"} for kind in ("reports", "working_memory", "knowledge_base")
        for suffix in ("specific_chunks", "section_context", "full_documents")},

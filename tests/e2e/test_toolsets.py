@@ -65,7 +65,7 @@ def test_all_lists_every_tool_of_every_toolset(client: BlockingClient) -> None:
                             ("spec 002", zapomni.ZAPOMNI_TOOLS), ("spec 004", DOCUMENT_TOOLS)):
         missing = expected - set(names)
         assert not missing, f"MEMTROVE_TOOLSETS=all misses {label} tools: {sorted(missing)}"
-    assert len(core.EXPECTED_TOOLS | sessions.SESSION_TOOLS | zapomni.ZAPOMNI_TOOLS) == 15 + 28 + 4
+    assert len(core.EXPECTED_TOOLS | sessions.SESSION_TOOLS | zapomni.ZAPOMNI_TOOLS) == 16 + 28 + 7
 
 
 def test_default_lists_exactly_the_core_tools(tmp_path: Path) -> None:

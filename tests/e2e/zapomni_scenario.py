@@ -23,7 +23,8 @@ from tests.e2e.scenario import text_of
 from tests.e2e.sessions_scenario import PAYMENT_AUDIT, SECTION_QUERIES, SESSION_TOOLS, list_all_tools
 
 MEMORY_ID = re.compile(r"^art_[0-9a-f]{32}$")
-ZAPOMNI_TOOLS = {"add_memory", "search_memory", "get_stats", "get_related"}
+ZAPOMNI_TOOLS = {"add_memory", "search_memory", "get_stats", "get_related", "build_graph", "graph_status",
+                 "unmerge_entity"}
 MAX_TEXT = 10_000_000
 MAX_QUERY = 1_000
 RESULT_FIELDS = {"memory_id", "text", "similarity_score", "tags", "source", "timestamp"}

@@ -47,7 +47,7 @@ def sizes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, int,
 
 def test_the_default_tool_list_stays_within_its_budget(sizes) -> None:
     count, size, _ = sizes[Settings().toolsets[0]]
-    assert Settings().toolsets == ("core",) and count == 15
+    assert Settings().toolsets == ("core",) and count == 16
     assert size <= DEFAULT_BUDGET, f"core tools/list is {size} tokens (budget {DEFAULT_BUDGET})"
 
 

@@ -8,12 +8,13 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from domain.access.privacy import Privacy
-from domain.memories.usecases import DeleteMemory, GetMemory, ListMemories, StoreMemory, StoreMemoryRequest
+from domain.memories.usecases import (DeleteMemory, GetMemory, ListMemories, MemoryHistory, StoreMemory,
+                                      StoreMemoryRequest)
 from domain.model import MEMORY_TYPES
 from domain.search.usecases import SearchMemories, SearchMemoriesRequest
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
-from entrypoints.mcp.tooling import Mode, Profile, Retention, RetentionDays, Sensitivity, Visibility, VisibleTo
+from entrypoints.mcp.tooling import AsOf, Mode, Profile, Retention, RetentionDays, Sensitivity, Visibility, VisibleTo
 
 
 class MemoryTools(Toolbox):
@@ -32,9 +33,12 @@ class MemoryTools(Toolbox):
         retention_policy: Retention = "forever",
         visible_to: VisibleTo = None,
         retention_days: RetentionDays = None,
+        supersedes: Annotated[str | None, Field(description="ID of a memory this one replaces")] = None,
+        valid_from: Annotated[str | None, Field(description="ISO-8601: holds from then")] = None,
     ) -> CallToolResult:
         privacy = Privacy(sensitivity, visibility_scope, retention_policy, visible_to, retention_days)
-        stored = self.use(StoreMemory)()(StoreMemoryRequest(content, type, confidence, conversation_id, privacy))
+        stored = self.use(StoreMemory)()(StoreMemoryRequest(content, type, confidence, conversation_id, privacy,
+                                                            supersedes, valid_from))
         return render.ok({**render.memory(stored), **render.unreadable(stored)},
                          f"Stored memory [{stored.id}]: {render.preview(content, 60)}{render.written_note(stored)}")
 
@@ -46,8 +50,10 @@ class MemoryTools(Toolbox):
         min_confidence: Annotated[float, Field(description="Only memories with at least this confidence, 0.0-1.0")] = 0.0,
         mode: Mode = "hybrid",
         profile: Profile = None,
+        as_of: AsOf = None,
     ) -> CallToolResult:
-        hits = self.use(SearchMemories)()(SearchMemoriesRequest(query, limit, min_confidence, mode, profile))
+        hits = self.use(SearchMemories)()(SearchMemoriesRequest(query, limit, min_confidence, mode, profile,
+                                                                as_of=as_of))
         text = "\n".join(render.memory_line(h, True) for h in hits) or "No memories found."
         return render.ok({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]}, text)
 
@@ -83,3 +89,15 @@ class MemoryTools(Toolbox):
     ) -> CallToolResult:
         deleted = self.use(DeleteMemory)()(memory_id)
         return render.ok({"id": deleted, "deleted": True}, f"Deleted memory: {deleted}")
+
+    @tool("A memory's versions (those it replaced, those that replaced it), oldest first.",
+          annotations=READ_ONLY, needs_store=False)
+    def memory_history(
+        self,
+        memory_id: Annotated[str, Field(description="Memory ID, starts with 'mem_'")],
+    ) -> CallToolResult:
+        versions = self.use(MemoryHistory)()(memory_id)
+        lines = [f"{len(versions)} versions, oldest first:", *(render.memory_line(h, False) + (
+            f" [until {h.fields['valid_to']}]" if h.fields.get("valid_to") else " [current]") for h in versions)]
+        return render.ok({"memory_id": memory_id, "count": len(versions),
+                          "versions": [render.hit(h) for h in versions]}, "\n".join(lines))

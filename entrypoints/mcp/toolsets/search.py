@@ -11,7 +11,7 @@ from domain.model import Hit
 from domain.search.usecases import HybridSearch, SearchRequest
 from entrypoints.mcp import render
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
-from entrypoints.mcp.tooling import Mode, PerArtifact, Profile
+from entrypoints.mcp.tooling import AsOf, Mode, PerArtifact, Profile
 
 
 class SearchTools(Toolbox):
@@ -35,10 +35,11 @@ class SearchTools(Toolbox):
         mode: Mode = "hybrid",
         profile: Profile = None,
         per_artifact: PerArtifact = None,
+        as_of: AsOf = None,
     ) -> CallToolResult:
         outcome = self.use(HybridSearch)()(SearchRequest(query, limit, filters, include_memory, include_history,
                                                    expand_neighbors, mode, profile,
-                                                   per_artifact=per_artifact))
+                                                   per_artifact=per_artifact, as_of=as_of))
         hits = outcome.hits
         return render.ok({"query": query, "count": len(hits), "searched": outcome.searched,
                           "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched))
