@@ -12,6 +12,7 @@ from domain.access.rules import access_metadata
 from adapters.memory_tokens import InMemoryTokens
 from adapters.memory_documents import InMemoryDocuments
 from adapters.memory_graph import InMemoryGraph
+from adapters.memory_changes import InMemoryChangeLog
 from adapters.memory_graph_derived import InMemoryDerivedGraph
 from domain.model import TAG_PREFIX, TAGS, Artifact, AuditEntry, EmbeddingProfile
 from domain.ports import ArtifactScopes, Filter, ReembedLedger
@@ -87,7 +88,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
         return super().delete_artifact(artifact_id, entry)
 
 
-class InMemoryStore(InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryDerivedGraph, InMemoryScopedArtifacts, ReembedLedger):
+class InMemoryStore(InMemoryChangeLog, InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryDerivedGraph, InMemoryScopedArtifacts, ReembedLedger):
     """Every store port as dicts, including the re-embedding ledger."""
 
     def __init__(self) -> None:

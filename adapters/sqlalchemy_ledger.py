@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import Column, String, Table, delete, func, insert, select
 
 from adapters.sqlalchemy_documents import SqlDocuments
+from adapters.sqlalchemy_changes import SqlChangeLog
 from adapters.sqlalchemy_graph import SqlGraph
 from adapters.sqlalchemy_graph_builds import SqlGraphBuilds
 from adapters.sqlalchemy_graph_derived import SqlDerivedGraph
@@ -25,7 +26,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

@@ -26,6 +26,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.resume import ResumeIngests
 from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
+from domain.changes.usecases import MemoryChanges
 from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
@@ -163,6 +164,7 @@ class UseCases(containers.DeclarativeContainer):
             lambda on, embedder: embedder.embed_documents if on else None,
             settings.provided.memtrove_resolve_by_meaning, adapters.embedder))
     graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity)
+    memory_changes = providers.Factory(MemoryChanges, log=adapters.store, graph=adapters.store, identity=identity)
     edit_memory = providers.Factory(
         EditMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer,
         identity=identity)

@@ -17,6 +17,7 @@ from entrypoints.mcp.toolkit import Toolbox
 from entrypoints.mcp.toolsets.artifacts import ArtifactTools
 from entrypoints.mcp.toolsets.console import ConsoleTools
 from entrypoints.mcp.toolsets.documents import DocumentTools
+from entrypoints.mcp.toolsets.changes import ChangeTools
 from entrypoints.mcp.toolsets.graph import GraphTools
 from entrypoints.mcp.toolsets.history import HistoryTools
 from entrypoints.mcp.toolsets.memories import MemoryTools
@@ -35,6 +36,7 @@ TOOLSETS: dict[str, tuple[type[Toolbox], ...]] = {
     "documents": (DocumentTools,),
     "console": (ConsoleTools,),
     "graph": (GraphTools,),
+    "time": (ChangeTools,),
 }
 assert tuple(TOOLSETS) == SETTINGS_TOOLSETS, "config.settings.TOOLSETS names the registry's toolsets"
 TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)

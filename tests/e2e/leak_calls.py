@@ -19,7 +19,7 @@ def random_call(rng: random.Random, items: list[dict[str, Any]],
                        "artifact_get", "search_memory", "get_stats", "search_session_context", "get_memory_by_id",
                        "reconstruct_document", "list_sessions", "get_session_stats", "search_system_memory",
                        "project_search", "canonical_get", "memory_restore", "artifact_list", "store_stats",
-                       "search_nodes", "open_nodes", "read_graph", "get_related", "graph_status"])
+                       "search_nodes", "open_nodes", "read_graph", "get_related", "graph_status", "memory_changes"])
     name = target["word"]
     project = rng.choice(["atlas", "zeus"])
     session = f"s-{rng.choice(people)}"
@@ -53,5 +53,7 @@ def random_call(rng: random.Random, items: list[dict[str, Any]],
         "read_graph": rng.choice([{}, {"limit": 5}]),
         "get_related": {"entity": name, "depth": rng.choice([1, 2, 3])},
         "graph_status": {},
+        "memory_changes": {"since": "2000-01-01", "limit": rng.choice([5, 500]),
+                           **({"kinds": ["added"]} if rng.random() < 0.3 else {})},
     }[tool]
     return tool, arguments, project if tool in ("project_search", "canonical_get", "memory_restore") else None

@@ -125,7 +125,8 @@ def write_items(client: Any, writer: str) -> list[dict[str, Any]]:
     # One conversation with turns of different readers: a turn is never found by its neighbours' words
     # unless they share its readers (the check is in the reachability test: a key finds nothing else).
     for index, visibility in enumerate(("me", "team", "team")):
-        turn = {**private(writer, "mixed" + "abc"[index]), "visibility": visibility, "conversation": f"{writer}-mixed"}
+        turn = {**private(writer, "mixed" + "abc"[index]), "visibility": visibility, "conversation": f"{writer}-mixed",
+                "index": index}
         got = client.call("history_append", {"conversation_id": turn["conversation"], "role": "user",
                                              "turn_index": index, "content": f"{tagged(turn)}: the keeper's log.",
                                              "visibility_scope": visibility})
@@ -196,6 +197,8 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
     rng = random.Random(2026)
     items, words = world["items"], world["words"]
     calls = [(rng.choice(list(PEOPLE)), *random_call(rng, items, list(PEOPLE))) for _ in range(CALLS)]
+    by_id = {item.get("id") or f"{item['conversation']}_turn_{item.get('index', 0)}": item for item in items
+             if item.get("id") or item.get("conversation")}
     sessions: dict[tuple[str, str | None], Any] = {}
     counted: dict[str, int] = {}
     with_project = {}
@@ -217,13 +220,16 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
             if tool == "artifact_get" and arguments["artifact_id"] in {i.get("id") for i in items}:
                 owner = next(i for i in items if i.get("id") == arguments["artifact_id"])
                 assert answer.is_error != may_see(reader, owner), (reader, owner)
+            if tool == "memory_changes":  # ids, no content: each one listed is of an item the reader may see
+                assert not [c for c in answer.structured_content["changes"] if c["id"] in by_id
+                            and not may_see(reader, by_id[c["id"]])], (reader, answer.structured_content)
             if tool == "get_stats" and not answer.is_error:
                 mine = sum(1 for i in items if i["kind"] == "zapomni" and may_see(reader, i))
                 assert answer.structured_content["statistics"]["total_memories"] == mine
     finally:
         for portal, _ in sessions.values():
             portal.__exit__(None, None, None)
-    assert sum(counted.values()) == CALLS and len(counted) == 24, counted  # every read tool was called
+    assert sum(counted.values()) == CALLS and len(counted) == 25, counted  # every read tool was called
     assert (("dave", "zeus") in with_project) and not with_project[("dave", "zeus")]
     # What the rule did shows in the metrics (behind the owner's token): denials of gets, withheld hits.
     metrics = httpx.get(world["server"].base_url + "/metrics", timeout=30,

@@ -1,0 +1,52 @@
+"""The change log (spec 000 §13.4): every write, update, supersession and deletion of a memory, a turn,
+an artifact or the caller's graph, in order. It is read off the audit log's entries as they are written
+(domain.changes.model.changes_of), in the same transaction: a change row holds the item's id, what kind
+of change, the scope it may be asked by (conversation, source) and who may see it (the item's access
+fields at the time), never content."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.model import AuditEntry
+
+KINDS = ("added", "changed", "superseded", "deleted")
+COLLECTIONS = ("memory", "turn", "artifact", "graph")
+# audit action -> change kind, per audited collection (the audit's collection names)
+_MEMORY = {"store": "added", "edit": "changed", "delete": "deleted", "expired": "deleted", "import": "added"}
+_TURN = {"appended": "added", "replaced": "changed", "delete": "deleted", "expired": "deleted"}
+_ARTIFACT = {"ingested": "added", "replaced": "changed", "delete": "deleted", "expired": "deleted",
+             "cleanup": "deleted", "resolved": "changed"}
+_GRAPH = {"create_entities": "added", "create_relations": "added", "add_observations": "changed",
+          "delete_entities": "deleted", "delete_observations": "changed", "delete_relations": "changed",
+          "build_graph": "changed", "unmerge_entity": "changed", "import": "added"}
+_COLLECTIONS = {"memory": ("memory", _MEMORY), "history": ("turn", _TURN), "artifact": ("artifact", _ARTIFACT),
+                "graph": ("graph", _GRAPH)}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    seq: int
+    ts: str
+    kind: str
+    collection: str
+    item_id: str
+    actor: str
+    conversation_id: str | None = None
+    source: str | None = None
+    access: dict[str, Any] = field(default_factory=dict)  # acl, sensitivity, expires_epoch: as ``visible`` reads
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def changes_of(entry: AuditEntry) -> list[tuple[str, str, str]]:
+    """(kind, collection, item id) of each item an audited write touched; none for other entries."""
+    found = _COLLECTIONS.get(entry.collection)
+    if found is None or entry.action not in found[1]:
+        return []
+    collection, kinds = found
+    kind = kinds[entry.action]
+    if collection == "memory" and entry.action == "store" and entry.detail.get("supersedes"):
+        old = str(entry.detail["supersedes"])
+        return [(kind, collection, i) for i in entry.item_ids if i != old] + [("superseded", collection, old)]
+    return [(kind, collection, str(i)) for i in entry.item_ids]

@@ -1,0 +1,86 @@
+"""memory_changes: what was added, changed, superseded and deleted between two times, as the caller may
+see it (each change carries the item's access fields of its time), optionally for one conversation, one
+source (an artifact's source system), one entity of the caller's graph (the records that name it) or
+some kinds; paged by the log's sequence numbers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from domain.access.principal import Identity
+from domain.access.rules import visible
+from domain.changes.model import COLLECTIONS, KINDS, Change
+from domain.errors import ValidationError
+from domain.model import RequestContext
+from domain.paging import decode_cursor, encode_cursor
+from domain.ports.changes import ChangeLog
+from domain.ports.graph import DerivedGraph
+from domain.validation import epoch, optional_text, require_int
+
+CURSOR = "changes"
+BATCH = 500  # log rows read at a time while a page fills
+LINKED = 10_000  # records of one entity a filter takes at most
+
+
+def _time(field: str, value: object, required: bool) -> float | None:
+    if value is None and not required:
+        return None
+    try:
+        if isinstance(value, str) and len(value) <= 40:
+            return epoch(value)
+    except (ValueError, ValidationError):
+        pass
+    raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01 or 2024-05-01T09:00:00Z)")
+
+
+def _choices(field: str, value: object, allowed: tuple[str, ...]) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or any(v not in allowed for v in value):
+        raise ValidationError(field, f"{field} must be a non-empty list of {', '.join(allowed)}")
+    return list(dict.fromkeys(value))
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryChanges:
+    log: ChangeLog
+    graph: DerivedGraph | None = None
+    identity: Identity = RequestContext
+    now: Callable[[], float] = time.time
+
+    def __call__(self, since: object, until: object = None, kinds: object = None, collections: object = None,
+                 conversation_id: object = None, source: object = None, entity: object = None,
+                 cursor: object = None, limit: object = 50) -> tuple[list[Change], str | None]:
+        start, end = _time("since", since, True), _time("until", until, False)
+        if end is not None and start is not None and end < start:
+            raise ValidationError("until", "until must not be before since")
+        chosen = _choices("kinds", kinds, KINDS)
+        where = _choices("collections", collections, COLLECTIONS)
+        conversation = optional_text("conversation_id", conversation_id, 100)
+        origin = optional_text("source", source, 100)
+        name = optional_text("entity", entity, 500)
+        count = require_int("limit", limit, 1, 500)
+        position = decode_cursor(cursor, CURSOR) or [0]
+        if len(position) != 1 or not isinstance(position[0], int):
+            raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
+        context, now = self.identity(), self.now()
+        items = None
+        if name is not None:
+            linked = self.graph.linked_records(context.actor, [name], LINKED) if self.graph is not None else []
+            items = sorted({origin_id for _, (_, origin_id), _ in linked} | {name})
+        found: list[Change] = []
+        last = scanned = position[0]
+        while True:
+            batch = self.log.changes(start, end, scanned, BATCH, chosen, where, conversation, origin, items)
+            for change in batch:
+                if not visible({**change.access, "acl": tuple(change.access.get("acl", ()))}, context, now):
+                    continue
+                if len(found) == count:  # one more the caller may see: a next page
+                    return found, encode_cursor(CURSOR, [last])
+                found.append(change)
+                last = change.seq
+            if len(batch) < BATCH:
+                return found, None
+            scanned = batch[-1].seq
