@@ -86,8 +86,9 @@ class Readable:
         while batch := self.store.list_memories(None, PAGE, before):
             for m in self._allowed(batch, lambda m: memory_hit(m, None)):
                 if scope.takes(m.ts, m.type):
-                    yield Source("memory", m.id, digest(self.version, m.content, m.ts),
-                                 lambda m=m: [Passage("memory", m.id, m.content, when=m.ts)], epoch(m.ts))
+                    since = m.valid_from or m.ts  # when what it says holds from
+                    yield Source("memory", m.id, digest(self.version, m.content, since),
+                                 lambda m=m, s=since: [Passage("memory", m.id, m.content, when=s)], epoch(since))
             if len(batch) < PAGE:
                 return
             before = (batch[-1].ts, batch[-1].id)

@@ -12,6 +12,7 @@ from domain.access.principal import Identity
 from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.graph.model import Entity, Evidence, Graph, Relation
+from domain.graph.validity import ended, single_valued
 from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import DerivedGraph, GraphStore
 from domain.artifacts.usecases import CHUNKS
@@ -95,6 +96,7 @@ class Related:
     path: tuple[Relation, ...]
     links: int
     evidence: tuple[tuple[Evidence, ...], ...] = ()  # per edge of the path: the records that say it (at most 3)
+    ended: tuple[tuple[str, Relation] | None, ...] = ()  # per edge: when it ended and what replaced it, if it did
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,24 +190,31 @@ class KnowledgeGraph:
         return self._nodes(self.identity().actor, given)
 
     def related(self, name: object, depth: object = 1, relation_types: object = None,
-                limit: object = 20) -> list[Related]:
+                limit: object = 20, include_ended: object = False) -> list[Related]:
         """The caller's entities within ``depth`` relations of ``name`` (either direction), breadth first:
         nearer first, then those more relations reach, then by name; ``relation_types`` keeps only those."""
         start = _text("entity", name, MAX_NAME)
         hops = require_int("depth", depth, 1, 3)
         count = require_int("limit", limit, 1, 100)
         kinds = None if relation_types is None else set(_strings("relation_types", relation_types, MAX_NAME))
+        if not isinstance(include_ended, bool):
+            raise ValidationError("include_ended", "include_ended must be true or false")
         owner = self.identity().actor
         if not self.store.entities(owner, [start]):
             raise NotFoundError(f"Entity not found: {start}")
+        over: dict[Relation, tuple[str, Relation]] = {}
         reached: dict[str, Related] = {}
         paths: dict[str, tuple[Relation, ...]] = {start: ()}
         frontier = [start]
         for level in range(1, hops + 1):
             links: dict[str, list[Relation]] = {}
-            for relation in self.store.relations(owner, frontier):
+            touching = self.store.relations(owner, frontier)
+            over |= self._ended(owner, touching)
+            for relation in touching:
                 if kinds is not None and relation.relation_type not in kinds:
                     continue
+                if relation in over and not include_ended:
+                    continue  # a value a later record replaced (get_related's include_ended shows it)
                 for here, there in ((relation.source, relation.target), (relation.target, relation.source)):
                     if here in frontier and there not in paths:
                         links.setdefault(there, []).append(relation)
@@ -223,7 +232,18 @@ class KnowledgeGraph:
         if self.derived is None or not ranked:
             return ranked
         cited = self.derived.evidence(owner, [edge for r in ranked for edge in r.path])
-        return [replace(r, evidence=tuple(tuple(cited.get(edge, [])[:3]) for edge in r.path)) for r in ranked]
+        return [replace(r, evidence=tuple(tuple(cited.get(edge, [])[:3]) for edge in r.path),
+                        ended=tuple(over.get(edge) for edge in r.path)) for r in ranked]
+
+    def _ended(self, owner: str, relations: list[Relation]) -> dict[Relation, tuple[str, Relation]]:
+        """Single-valued relations among ``relations`` that a later value of the same subject replaced."""
+        single = [r for r in relations if single_valued(r.relation_type)]
+        if self.derived is None or not single:
+            return {}
+        subjects = sorted({r.source for r in single})
+        every = [r for r in self.store.relations(owner, subjects)
+                 if r.source in subjects and single_valued(r.relation_type)]
+        return ended(every, self.derived.evidence(owner, every))
 
     def unmerge(self, alias: object, entity: object) -> int:
         """Split a merged name out of an entity again (never merged again); the facts moved."""

@@ -141,3 +141,15 @@ def test_a_deleted_document_takes_what_it_said(client: BlockingClient) -> None:
     assert cited[0]["path"][0]["evidence"][0]["record_id"] == made["artifact_id"]
     call(client, "artifact_delete", artifact_id=made["artifact_id"])
     assert call(client, "open_nodes", names=["Tomasz Wierzbicki", "Gdansk"])["entities"] == []
+
+
+def test_a_home_that_changed_is_the_latest_and_the_former_one_kept(client: BlockingClient) -> None:
+    for text, when in (("Ilse Varga lives in Vienna.", "2021-03-01"), ("Ilse Varga lives in Graz.", "2023-09-01")):
+        call(client, "memory_store", content=text, type="fact", confidence=0.9, valid_from=when)
+    call(client, "build_graph", kinds=["memory"])
+    now = {r["name"]: r for r in call(client, "get_related", entity="Ilse Varga")["related"]}
+    assert "Graz" in now and "Vienna" not in now  # where she lives now
+    every = {r["name"]: r for r in call(client, "get_related", entity="Ilse Varga", include_ended=True)["related"]}
+    former = every["Vienna"]["path"][0]
+    assert former["superseded_by"]["to"] == "Graz" and former["valid_to"] == "2023-09-01"  # Graz's valid_from
+    assert "valid_to" not in every["Graz"]["path"][0]

@@ -122,3 +122,16 @@ def test_resolution_by_meaning_and_a_blocked_pair() -> None:
     blocked = Resolver({"Northwind Traders": "organization"},
                        [Alias("Northwind Traders Inc", "Northwind Traders", "fuzzy", 0.9, blocked=True)])
     assert blocked.resolve("Northwind Traders Inc", "organization") == ("Northwind Traders Inc", None)
+
+
+def test_a_single_valued_fact_ends_when_a_later_record_gives_another_value() -> None:
+    from domain.graph.model import Evidence, Relation
+    from domain.graph.validity import ended, single_valued
+
+    assert single_valued("live_in") and single_valued("lives_in") and not single_valued("like")
+    vienna, graz, paris = (Relation("Ilse", city, "live_in") for city in ("Vienna", "Graz", "Paris"))
+    liked = Relation("Ilse", "tea", "like")
+    said = {vienna: [Evidence("memory", "m1", when="2021-03-01"), Evidence("turn", "t9", when="2022-01-01")],
+            graz: [Evidence("memory", "m2", when="2023-09-01")], paris: [Evidence("memory", "m3")],  # undated
+            liked: [Evidence("memory", "m4", when="2020-01-01")]}
+    assert ended([vienna, graz, paris, liked], said) == {vienna: ("2023-09-01", graz)}

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from domain.errors import MemtroveError, ValidationError
 from domain.graph.build import BuildGraph, GraphStatus
-from domain.graph.model import Evidence, GraphBuild
+from domain.graph.model import Evidence, GraphBuild, Relation
 from domain.graph.usecases import KnowledgeGraph
 from domain.zapomni.usecases import MAX_QUERY, MAX_TEXT, AddMemory, GetStats, SearchMemory
 from entrypoints.mcp import render
@@ -87,12 +87,16 @@ class ZapomniTools(Toolbox):
                     depth: Annotated[int, Field(description="Relations to follow, 1-3")] = 1,
                     relation_types: Annotated[list[str] | None, Field(
                         description="Follow only these relation types")] = None,
-                    limit: Annotated[int, Field(description="Max related entities, 1-100")] = 20) -> CallToolResult:
-        found = self.use(KnowledgeGraph)().related(entity, depth, relation_types, limit)
+                    limit: Annotated[int, Field(description="Max related entities, 1-100")] = 20,
+                    include_ended: Annotated[bool, Field(description="Also follow facts a later one replaced "
+                                                                     "(e.g. a former home)")] = False,
+                    ) -> CallToolResult:
+        found = self.use(KnowledgeGraph)().related(entity, depth, relation_types, limit, include_ended)
         related = [{"name": r.name, "entity_type": r.entity.entity_type if r.entity else None, "depth": r.depth,
                     "connections": r.links, "observations": list(r.entity.observations) if r.entity else [],
                     "path": [{"from": p.source, "to": p.target, "relation_type": p.relation_type,
-                              "evidence": [evidence(e) for e in (r.evidence[i] if i < len(r.evidence) else ())]}
+                              "evidence": [evidence(e) for e in (r.evidence[i] if i < len(r.evidence) else ())],
+                              **ended(r.ended[i] if i < len(r.ended) else None)}
                              for i, p in enumerate(r.path)]}
                    for r in found]
         lines = [f"{n}. {r['name']} (depth {r['depth']}: " + ", ".join(
@@ -139,6 +143,14 @@ class ZapomniTools(Toolbox):
         moved = self.use(KnowledgeGraph)().unmerge(alias, entity)
         return render.ok({"status": "success", "alias": alias, "entity": entity, "facts_moved": moved, "error": None},
                          f"Unmerged {alias} from {entity}: {moved} facts moved.")
+
+
+def ended(over: tuple[str, Relation] | None) -> dict[str, Any]:
+    """An edge a later fact replaced: until when it held and what replaced it."""
+    if over is None:
+        return {}
+    return {"valid_to": over[0], "superseded_by": {"from": over[1].source, "to": over[1].target,
+                                                   "relation_type": over[1].relation_type}}
 
 
 def evidence(e: Evidence) -> dict[str, Any]:
