@@ -9,6 +9,7 @@ from typing import Any
 from domain.access.rules import NEVER
 from domain.changes.model import Change, changes_of
 from domain.model import AuditEntry
+from domain.validation import epoch
 
 
 class _Recording(list):
@@ -31,16 +32,15 @@ class InMemoryChangeLog:
         self.audit = _Recording(self._record)
         self.audit.extend(held)
 
-    def changes(self, since: float | None, until: float | None, after: int = 0, limit: int = 100,
+    def changes(self, since: float | None, until: float | None, after: tuple[float, int] | None = None, limit: int = 100,
                 kinds: Sequence[str] | None = None, collections: Sequence[str] | None = None,
                 conversation_id: str | None = None, source: str | None = None,
                 item_ids: Sequence[str] | None = None) -> list[Change]:
-        from domain.validation import epoch
-
-        found = [c for c in self.change_log if c.seq > after
+        found = [c for c in sorted(self.change_log, key=lambda c: (c.at, c.seq))
+                 if (after is None or (c.at, c.seq) > after)
                  and (kinds is None or c.kind in kinds) and (collections is None or c.collection in collections)
                  and (item_ids is None or c.item_id in item_ids)
-                 and (since is None or epoch(c.ts) >= since) and (until is None or epoch(c.ts) <= until)
+                 and (since is None or c.at >= since) and (until is None or c.at <= until)
                  and (conversation_id is None or c.conversation_id == conversation_id)
                  and (source is None or c.source == source)]
         return found[:limit]
@@ -51,7 +51,8 @@ class InMemoryChangeLog:
             detail = {k: v for k, v in entry.detail.items() if k in ("supersedes", "version", "via")}
             if kind == "superseded":
                 detail = {"superseded_by": next((i for i in entry.item_ids if i != item_id), None)}
-            self.change_log.append(Change(len(self.change_log) + 1, entry.ts, kind, collection, item_id, entry.actor,
+            self.change_log.append(Change(len(self.change_log) + 1, entry.ts, epoch(entry.ts), kind, collection, item_id,
+                                          entry.actor,
                                           *scope, access=access, detail=detail))
 
     def _scope(self, collection: str, item_id: str, actor: str) -> tuple[tuple[Any, Any], dict[str, Any]]:

@@ -46,12 +46,14 @@ class SqlChangeLog:
         if rows:
             conn.execute(insert(changes), rows)
 
-    def changes(self, since: float | None, until: float | None, after: int = 0, limit: int = 100,
+    def changes(self, since: float | None, until: float | None, after: tuple[float, int] | None = None, limit: int = 100,
                 kinds: Sequence[str] | None = None, collections: Sequence[str] | None = None,
                 conversation_id: str | None = None, source: str | None = None,
                 item_ids: Sequence[str] | None = None) -> list[Change]:
         c = changes.c
-        query = select(changes).where(c.seq > after).order_by(c.seq).limit(limit)
+        query = select(changes).order_by(c.ts_epoch, c.seq).limit(limit)  # the time index's order: a range scan
+        if after is not None:
+            query = query.where((c.ts_epoch > after[0]) | ((c.ts_epoch == after[0]) & (c.seq > after[1])))
         for column, value in ((c.kind, kinds), (c.collection, collections), (c.item_id, item_ids)):
             query = query.where(column.in_(list(value))) if value is not None else query
         query = query.where(c.ts_epoch >= since) if since is not None else query
@@ -59,7 +61,7 @@ class SqlChangeLog:
         query = query.where(c.conversation_id == conversation_id) if conversation_id is not None else query
         query = query.where(c.source == source) if source is not None else query
         with self._read() as conn:  # type: ignore[attr-defined]
-            return [Change(r.seq, r.ts, r.kind, r.collection, r.item_id, r.actor, r.conversation_id, r.source,
+            return [Change(r.seq, r.ts, r.ts_epoch, r.kind, r.collection, r.item_id, r.actor, r.conversation_id, r.source,
                            json.loads(r.access), json.loads(r.detail)) for r in conn.execute(query)]
 
 

@@ -1,4 +1,4 @@
-"""``memtrove-bench locomo|facts|passages|scale|switch|console|graph``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench locomo|facts|passages|scale|switch|console|graph|changes``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
 
 Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
 """
@@ -84,6 +84,10 @@ def parser() -> argparse.ArgumentParser:
         suite.add_argument("--models", type=local_models, default=(), metavar="A,B",
                            help="run the whole benchmark once per local model, in this run, each on a store "
                                 "of its own (<store>/<model>): e.g. minilm,e5-small")
+    log = suites.add_parser("changes", help="memory_changes on a big change log (SQLite)")
+    log.add_argument("--events", type=int, default=100_000, help="changes in the log (default 100,000)")
+    log.add_argument("--queries", type=int, default=30, help="questions of each kind (default 30)")
+    log.add_argument("--out", type=Path, default=Path("changes-results.json"), help="where to write the JSON report")
     walk = suites.add_parser("graph", help="get_related's walk on a big knowledge graph (SQLite)")
     walk.add_argument("--entities", type=int, default=100_000, help="entities (default 100,000)")
     walk.add_argument("--relations", type=int, default=1_000_000, help="random relations (default 1,000,000)")
@@ -106,6 +110,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.suite == "changes":
+        from bench import changes
+
+        return changes.main(args.events, args.queries, args.out)
     if args.suite == "graph":
         from bench import graph
 

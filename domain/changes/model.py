@@ -29,6 +29,7 @@ _COLLECTIONS = {"memory": ("memory", _MEMORY), "history": ("turn", _TURN), "arti
 class Change:
     seq: int
     ts: str
+    at: float  # ts as epoch seconds
     kind: str
     collection: str
     item_id: str

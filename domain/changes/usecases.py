@@ -62,8 +62,9 @@ class MemoryChanges:
         origin = optional_text("source", source, 100)
         name = optional_text("entity", entity, 500)
         count = require_int("limit", limit, 1, 500)
-        position = decode_cursor(cursor, CURSOR) or [0]
-        if len(position) != 1 or not isinstance(position[0], int):
+        position = decode_cursor(cursor, CURSOR) or [None, None]
+        if len(position) != 2 or not (position[0] is None or (isinstance(position[0], (int, float))
+                                                               and isinstance(position[1], int))):
             raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
         context, now = self.identity(), self.now()
         items = None
@@ -71,16 +72,17 @@ class MemoryChanges:
             linked = self.graph.linked_records(context.actor, [name], LINKED) if self.graph is not None else []
             items = sorted({origin_id for _, (_, origin_id), _ in linked} | {name})
         found: list[Change] = []
-        last = scanned = position[0]
+        last = scanned = None if position[0] is None else (float(position[0]), int(position[1]))
+        size = count + 1  # enough when the caller may see them all; larger reads when it may not
         while True:
-            batch = self.log.changes(start, end, scanned, BATCH, chosen, where, conversation, origin, items)
+            batch = self.log.changes(start, end, scanned, size, chosen, where, conversation, origin, items)
             for change in batch:
                 if not visible({**change.access, "acl": tuple(change.access.get("acl", ()))}, context, now):
                     continue
                 if len(found) == count:  # one more the caller may see: a next page
-                    return found, encode_cursor(CURSOR, [last])
+                    return found, encode_cursor(CURSOR, list(last) if last else [None, None])
                 found.append(change)
-                last = change.seq
-            if len(batch) < BATCH:
+                last = (change.at, change.seq)
+            if len(batch) < size:
                 return found, None
-            scanned = batch[-1].seq
+            scanned, size = (batch[-1].at, batch[-1].seq), BATCH

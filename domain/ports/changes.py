@@ -10,10 +10,11 @@ from domain.changes.model import Change
 
 @runtime_checkable
 class ChangeLog(Protocol):
-    def changes(self, since: float | None, until: float | None, after: int = 0, limit: int = 100,
+    def changes(self, since: float | None, until: float | None, after: tuple[float, int] | None = None, limit: int = 100,
                 kinds: Sequence[str] | None = None, collections: Sequence[str] | None = None,
                 conversation_id: str | None = None, source: str | None = None,
                 item_ids: Sequence[str] | None = None) -> list[Change]:
-        """Changes after sequence number ``after``, oldest first, at most ``limit``; each filter (a time
-        range in epoch seconds, kinds, collections, a conversation, a source, item ids) narrows them."""
+        """Changes oldest first (by time, then sequence number), those after ``after`` (a change's (epoch
+        time, seq)), at most ``limit``; each filter (a time range in epoch seconds, kinds, collections, a
+        conversation, a source, item ids) narrows them."""
         ...

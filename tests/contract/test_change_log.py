@@ -43,7 +43,7 @@ class ChangeLogContract:
         assert [c.kind for c in store.changes(None, None, kinds=["deleted"])] == ["deleted"]
         assert [c.item_id for c in store.changes(None, None, conversation_id="c1")] == ["mem_a", "mem_a", "c1_turn_0",
                                                                                     "mem_a"]
-        assert [c.item_id for c in store.changes(None, None, after=every[2].seq, limit=1)] == ["c1_turn_0"]
+        assert [c.item_id for c in store.changes(None, None, after=(every[2].at, every[2].seq), limit=1)] == ["c1_turn_0"]
         assert store.changes(None, None, item_ids=["mem_b"])[0].kind == "added"
 
     def test_an_entry_of_no_item_leaves_none(self, store) -> None:
