@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
+from domain.graph.model import NO_DATE, Alias, Derived, Entity, Event, Evidence, GraphBuild, Relation
+from domain.validation import epoch
 from domain.model import AuditEntry
 from domain.ports.graph import Origin
 
@@ -22,6 +23,7 @@ class InMemoryDerivedGraph:
         self.graph_sources: dict[str, dict[Origin, str]] = {}
         self.graph_aliases: dict[str, dict[tuple[str, str], Alias]] = {}
         self.graph_builds: dict[str, list[GraphBuild]] = {}
+        self.graph_events: dict[str, list[tuple[int, float, Event]]] = {}
 
     def source_digests(self, owner: str) -> dict[Origin, str]:
         with self._graph_lock:  # type: ignore[attr-defined]
@@ -66,6 +68,20 @@ class InMemoryDerivedGraph:
                 if fact[0] == "e" and origin in wanted and fact[1] not in found.setdefault(origin, []):
                     found[origin].append(fact[1])
         return found
+
+    def events(self, owner: str, since: float | None = None, until: float | None = None,
+               kinds: Sequence[str] | None = None, who: str | None = None, origins: Sequence[Origin] | None = None,
+               conversation_id: str | None = None, limit: int = 100, after: tuple[float, int] | None = None
+               ) -> list[tuple[int, float, Event]]:
+        wanted = set(origins) if origins is not None else None
+        with self._graph_lock:  # type: ignore[attr-defined]
+            held = sorted(self.graph_events.get(owner, []), key=lambda e: (e[1], e[0]))
+        return [e for e in held if (since is None or e[1] >= since) and (until is None or e[1] <= until)
+                and (kinds is None or e[2].kind in kinds) and (who is None or who in e[2].who)
+                and (wanted is None or (e[2].evidence.kind, e[2].evidence.record_id) in wanted)
+                and (conversation_id is None or e[2].evidence.kind == "turn"
+                     and e[2].evidence.record_id.startswith(f"{conversation_id}_turn_"))
+                and (after is None or (e[1], e[0]) > after)][:limit]
 
     def aliases(self, owner: str) -> list[Alias]:
         with self._graph_lock:  # type: ignore[attr-defined]
@@ -161,6 +177,10 @@ class InMemoryDerivedGraph:
         for rel, ev, target_mention in derived.relations:
             self._ensure(owner, ("r", rel), "")
             rows.append((("r", rel), origin, ev, target_mention))
+        held = self.graph_events.setdefault(owner, [])
+        for event in derived.events:
+            held.append((len(held) + 1 + max((i for i, _, _ in held), default=0), epoch(event.date) if event.date
+                         else NO_DATE, event))
 
     def _ensure(self, owner: str, fact: Fact, entity_type: str) -> None:
         entities = self.graph_entities.setdefault(owner, [])  # type: ignore[attr-defined]
@@ -197,5 +217,7 @@ class InMemoryDerivedGraph:
         cited = {fact for fact, *_ in rows}
         for fact in sorted(facts - cited, key=lambda f: f[0] == "e"):  # an entity last: its observations first
             self._remove(owner, fact)
+        self.graph_events[owner] = [e for e in self.graph_events.get(owner, [])
+                                    if (e[2].evidence.kind, e[2].evidence.record_id) not in wanted]
         held = self.graph_sources.get(owner, {})
         return sum(held.pop(origin, None) is not None for origin in wanted)

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 
 from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_graph import _parts, graph_entities, graph_observations, graph_relations
+from adapters.sqlalchemy_graph_events import forget_events, write_events
 from domain.graph.model import Derived, Evidence, Relation
 from domain.model import AuditEntry
 from domain.ports.graph import Origin
@@ -166,6 +167,7 @@ def _write_derived(conn: Connection, owner: str, origin: Origin, derived: Derive
         cite("r", int(found), evidence, target_mention)
     if rows:
         conn.execute(insert(graph_evidence), rows)
+    write_events(conn, owner, derived.events)
 
 
 def forget_records(conn: Connection, kind: str, ids: Sequence[str]) -> None:
@@ -177,6 +179,7 @@ def _forget(conn: Connection, owner: str | None, origins: Sequence[Origin]) -> i
     """Drop the evidence those records gave, then each fact left without any; the records' digests."""
     ev, s = graph_evidence, graph_sources
     wanted = set(origins)
+    forget_events(conn, owner, wanted)
     facts: dict[str, set[int]] = {"e": set(), "o": set(), "r": set()}
     evidence_ids: list[int] = []
     for part in _parts(sorted({rid for _, rid in wanted})):

@@ -12,6 +12,7 @@ from adapters.sqlalchemy_changes import SqlChangeLog
 from adapters.sqlalchemy_graph import SqlGraph
 from adapters.sqlalchemy_graph_builds import SqlGraphBuilds
 from adapters.sqlalchemy_graph_derived import SqlDerivedGraph
+from adapters.sqlalchemy_graph_events import SqlGraphEvents
 from adapters.sqlalchemy_tokens import SqlTokens
 from adapters.sqlalchemy_scopes import SqlScopedArtifacts
 from adapters.sqlalchemy_store import audit, metadata, put_meta, store_meta
@@ -26,7 +27,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphEvents, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

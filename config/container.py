@@ -11,6 +11,7 @@ from adapters.chroma import ChromaVectorIndex
 from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
+from adapters.dates import resolve_date
 from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore
@@ -28,6 +29,7 @@ from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
 from domain.changes.usecases import MemoryChanges
 from domain.graph.build import BuildGraph, GraphStatus
+from domain.graph.events import EventSearch, Timeline
 from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory
@@ -160,11 +162,13 @@ class UseCases(containers.DeclarativeContainer):
     build_graph = providers.Factory(
         BuildGraph, store=adapters.store, scopes=adapters.store, graph=adapters.store, derived=adapters.store,
         extractors=plugins.registry.provided.extractors, extractor=settings.provided.memtrove_extractor,
-        policies=plugins.privacy_policies, identity=identity, embed=providers.Callable(
+        policies=plugins.privacy_policies, identity=identity, dates=providers.Object(resolve_date),
+        embed=providers.Callable(
             lambda on, embedder: embedder.embed_documents if on else None,
             settings.provided.memtrove_resolve_by_meaning, adapters.embedder))
     graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity)
     memory_changes = providers.Factory(MemoryChanges, log=adapters.store, graph=adapters.store, identity=identity)
+    timeline = providers.Factory(Timeline, derived=adapters.store, identity=identity)
     edit_memory = providers.Factory(
         EditMemory, embedder=adapters.embedder, store=adapters.store, split=split, tokenizer=adapters.tokenizer,
         identity=identity)
@@ -204,6 +208,7 @@ class UseCases(containers.DeclarativeContainer):
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, retrieve=retrieve,
                                         identity=identity)
+    event_search = providers.Factory(EventSearch, derived=adapters.store, retrieve=retrieve, identity=identity)
     # The store as the caller may see it: what the views (neighbour expansion, the toolsets) read through.
     guarded = providers.Factory(GuardedStore, store=adapters.store, identity=identity)
     artifact_search = providers.Factory(ArtifactSearch, retrieve=retrieve, artifacts=guarded)

@@ -21,7 +21,7 @@ from domain.artifacts.progress import Progress, Silent
 from domain.common import Clock, audit, utc_now
 from domain.errors import ConfigurationError, NotFoundError, ValidationError
 from domain.graph.extraction import KINDS, Extracted, Extractor, Passage, excerpt, extraction_problem
-from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
+from domain.graph.model import Alias, Derived, Entity, Event, Evidence, GraphBuild, Relation
 from domain.graph.records import Readable, Scope, Source
 from domain.graph.resolve import Embed, Resolver
 from domain.graph.usecases import COLLECTION
@@ -31,6 +31,7 @@ from domain.ports.graph import DerivedGraph, GraphStore
 from domain.validation import epoch
 
 BATCH = 32  # passages an extractor reads at once
+Dates = Callable[[str, str | None], str | None]
 STALE = 120.0  # seconds without news after which a running build is reported interrupted
 _running: dict[str, str] = {}  # owner -> build id, in this process
 _running_lock = threading.Lock()
@@ -67,6 +68,7 @@ class BuildGraph:
     extractor: str = "spacy"
     policies: Sequence[PrivacyPolicy] = ()
     embed: Embed | None = None
+    dates: Dates | None = None  # "last Friday" in a record of (ISO time) -> an ISO date, or None
     clock: Clock = utc_now
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
@@ -141,7 +143,7 @@ class BuildGraph:
         counts = [0, 0, 0]
         for source in batch:
             derived = _derive(resolver, [(p, results[(p.kind, p.record_id, p.part)])
-                                         for p in passages[(source.kind, source.record_id)]])
+                                         for p in passages[(source.kind, source.record_id)]], self.dates)
             counts = [counts[0] + len(derived.entities), counts[1] + len(derived.relations),
                       counts[2] + len(derived.observations)]
             items.append(((source.kind, source.record_id), source.digest, derived))
@@ -152,10 +154,11 @@ class BuildGraph:
                        updated=self.clock())
 
 
-def _derive(resolver: Resolver, read: list[tuple[Passage, Extracted]]) -> Derived:
-    """What one record's passages say, each name resolved to the graph's entity."""
+def _derive(resolver: Resolver, read: list[tuple[Passage, Extracted]], dates: Dates | None = None) -> Derived:
+    """What one record's passages say, each name resolved to the graph's entity; an event's date written
+    in its sentence resolved against the record's time (``dates``), else the record's time."""
     entities: dict[str, Entity] = {}
-    relations, observations, mentions, aliases = [], [], [], []
+    relations, observations, mentions, aliases, events = [], [], [], [], []
     for passage, found in read:
         sentence = {o.name: o.text for o in found.observations}
         for r in found.relations:
@@ -177,7 +180,14 @@ def _derive(resolver: Resolver, read: list[tuple[Passage, Extracted]]) -> Derive
             relations.append((Relation(names[r.source], names[r.target], r.relation_type),
                               Evidence(passage.kind, passage.record_id, passage.part, r.source, r.excerpt,
                                        passage.when), r.target))
-    return Derived(tuple(entities.values()), tuple(relations), tuple(observations), tuple(mentions), tuple(aliases))
+        for e in found.events:
+            written = dates(e.when_text, passage.when) if dates is not None and e.when_text else None
+            date, by = (written, "text") if written else (passage.when, "record") if passage.when else (None, "none")
+            events.append(Event(e.kind, e.summary, tuple(names[w] for w in e.who), date, by,
+                                Evidence(passage.kind, passage.record_id, passage.part, "", excerpt(e.summary),
+                                         passage.when), e.when_text))
+    return Derived(tuple(entities.values()), tuple(relations), tuple(observations), tuple(mentions), tuple(aliases),
+                   tuple(events))
 
 
 @dataclass(frozen=True, slots=True)

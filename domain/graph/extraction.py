@@ -49,11 +49,26 @@ class FoundObservation:
     text: str
 
 
+EVENT_KINDS = ("decision", "action", "milestone")
+
+
+@dataclass(frozen=True, slots=True)
+class FoundEvent:
+    """A decision, an action (something someone will do) or a milestone (something done) a sentence
+    tells: who (mentions' names), the sentence, and the date as written there, if any ("last Friday")."""
+
+    kind: str
+    summary: str
+    who: tuple[str, ...] = ()
+    when_text: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Extracted:
     entities: tuple[Mention, ...] = ()
     relations: tuple[FoundRelation, ...] = ()
     observations: tuple[FoundObservation, ...] = field(default=())
+    events: tuple[FoundEvent, ...] = ()
 
 
 @runtime_checkable
@@ -87,6 +102,11 @@ def extraction_problem(passages: Sequence[Passage], found: object) -> str | None
         for o in one.observations:
             if o.name not in names or not isinstance(o.text, str) or not o.text.strip() or len(o.text) > 2000:
                 return f"result {i}: observation of unlisted entity {o.name!r}"
+        for e in one.events:
+            if e.kind not in EVENT_KINDS or not _text(e.summary) or len(e.summary) > MAX_EXCERPT:
+                return f"result {i}: an event needs a kind ({', '.join(EVENT_KINDS)}) and a summary of 1-300 characters"
+            if any(w not in names for w in e.who):
+                return f"result {i}: event {e.summary[:40]!r} names an unlisted entity"
     return None
 
 

@@ -48,6 +48,7 @@ class Derived:
     observations: tuple[tuple[str, str, Evidence], ...] = ()  # (entity name, text, evidence)
     mentions: tuple[tuple[str, Evidence], ...] = ()  # (entity name, evidence): each entity the record names
     aliases: tuple["Alias", ...] = ()  # names resolution merged into an entity while reading the record
+    events: tuple["Event", ...] = ()  # decisions, actions and milestones the record tells
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +82,22 @@ class GraphBuild:
     observations: int = 0
     errors: tuple[str, ...] = ()
     finished: str | None = None
+
+
+NO_DATE = 1e18  # an undated event's place in time order: last
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A decision, an action or a milestone a record tells (spec 000 §13.3's event summaries): who (entity
+    names), the sentence as its one-line summary, when (``date``: the date written in the sentence
+    resolved against the record's time, else the record's time: ``dated_by`` says which) and where it was
+    read (``evidence``: the record, its chunk, the sentence)."""
+
+    kind: str
+    summary: str
+    who: tuple[str, ...]
+    date: str | None
+    dated_by: str  # "text" (a date the sentence gives), "record" (the record's time) or "none"
+    evidence: Evidence
+    date_text: str | None = None

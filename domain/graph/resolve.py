@@ -1,7 +1,8 @@
 """Entity resolution: a name read in a record is matched to an entity the owner's graph already holds,
 in Graphiti's order without its LLM step: the same name; the same name normalised (case, accents,
 punctuation, a leading "the", a possessive); a fuzzy match of the normalised names (same type, sharing
-a word, similarity at least ``fuzzy``); then, when an embedder is given, the meaning of the name in its
+a word, similarity at least ``fuzzy``); a person's first name alone for the one person of that first
+name; then, when an embedder is given, the meaning of the name in its
 sentence against the candidate's name in its own (same type, cosine at least ``semantic``). A merge
 is recorded as an alias (how, how sure); an unmerged pair is never merged again. Never across owners:
 a resolver is made per owner's graph."""
@@ -90,6 +91,10 @@ class Resolver:
         scored = sorted(((SequenceMatcher(None, key, normal(c)).ratio(), c) for c in candidates), reverse=True)
         if scored and scored[0][0] >= self.fuzzy:
             return scored[0][1], "fuzzy", scored[0][0]
+        if kind == "person" and " " not in key:  # "Tom" for the one person whose first name it is
+            firsts = [c for c in candidates if normal(c).split()[0] == key and " " in normal(c)]
+            if len(firsts) == 1:
+                return firsts[0], "first_name", 0.9
         if self.embed is None or not scored or not sentence:
             return None
         near = [c for score, c in scored[:5] if score >= 0.5]

@@ -15,7 +15,7 @@ from domain.graph.model import Entity, Evidence, Graph, Relation
 from domain.graph.validity import ended, single_valued
 from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import DerivedGraph, GraphStore
-from domain.artifacts.usecases import CHUNKS
+from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY
 from domain.search.retrieve import Retriever
 from domain.validation import require_int
@@ -177,7 +177,8 @@ class KnowledgeGraph:
         context = self.identity()
         names = self.store.match_entities(context.actor, text)
         if self.retrieve is not None and self.derived is not None and text.strip():
-            hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}}, RECORDS_SEARCHED, context=context)
+            hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}}, RECORDS_SEARCHED,
+                                 context=context)
             origins = [("memory" if h.type == "memory" else "turn" if h.type == "history" else "artifact",
                         str(h.fields.get("artifact_id") or h.id)) for h in hits]
             named = self.derived.named_by(context.actor, origins)

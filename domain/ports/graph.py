@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
+from domain.graph.model import Alias, Derived, Entity, Event, Evidence, GraphBuild, Relation
 from domain.model import AuditEntry
 
 
@@ -86,6 +86,15 @@ class DerivedGraph(Protocol):
 
     def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
         """The entities each of those records names (as read), in the order they were read."""
+        ...
+
+    def events(self, owner: str, since: float | None = None, until: float | None = None,
+               kinds: Sequence[str] | None = None, who: str | None = None, origins: Sequence[Origin] | None = None,
+               conversation_id: str | None = None, limit: int = 100, after: tuple[float, int] | None = None
+               ) -> list[tuple[int, float, Event]]:
+        """The owner's events in date order (undated last), each with its id and date (epoch; inf when
+        none): a time range, kinds, one entity among who, some records or one conversation's turns narrow
+        them; ``after``: those after (date, id)."""
         ...
 
     def aliases(self, owner: str) -> list[Alias]: ...

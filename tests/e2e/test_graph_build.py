@@ -16,7 +16,7 @@ from tests.support.mcp_procs import BlockingClient, blocking, stdio_session
 
 pytestmark = pytest.mark.slow
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "locomo" / "conv-26.json"
-ENV = {"MEMTROVE_TOOLSETS": "core,graph,zapomni"}
+ENV = {"MEMTROVE_TOOLSETS": "core,graph,zapomni,time"}
 SESSIONS = 4  # Caroline and Melanie's first four sessions: 70 turns
 
 
@@ -26,6 +26,13 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]
         pytest.skip("the LoCoMo data is not beside this checkout")
     with blocking(stdio_session(tmp_path_factory.mktemp("graph-build") / "data", ENV)) as connected:
         yield connected
+
+
+def session_time(text: str) -> str:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as ISO-8601."""
+    from datetime import datetime
+
+    return datetime.strptime(text, "%I:%M %p on %d %B, %Y").strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def call(client: BlockingClient, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -46,10 +53,10 @@ def test_a_conversation_becomes_a_graph_with_evidence(client: BlockingClient) ->
     turns = [(t["dia_id"], t["speaker"], t["text"], data[f"session_{s}_date_time"])
              for s in range(1, SESSIONS + 1) for t in data[f"session_{s}"]]
     ids = {}
-    for index, (dia_id, speaker, text, _) in enumerate(turns):
+    for index, (dia_id, speaker, text, when) in enumerate(turns):
         role = "user" if speaker == conv.speakers[0] else "assistant"
         ids[call(client, "history_append", conversation_id="locomo-26", role=role, content=f"{speaker}: {text}",
-                 turn_index=index)["id"]] = dia_id
+                 turn_index=index, ts=session_time(when))["id"]] = dia_id
     built = call(client, "build_graph", kinds=["turn"])
     assert built["state"] == "done" and built["progress"] == {"processed": len(turns), "total": len(turns)}
     assert built["errors"] == [] and built["extracted"]["relations"] > 0
@@ -153,3 +160,42 @@ def test_a_home_that_changed_is_the_latest_and_the_former_one_kept(client: Block
     former = every["Vienna"]["path"][0]
     assert former["superseded_by"]["to"] == "Graz" and former["valid_to"] == "2023-09-01"  # Graz's valid_from
     assert "valid_to" not in every["Graz"]["path"][0]
+
+
+MEETING = """# Platform sync, 12 March 2024
+
+Attendees: Priya Nair, Tom Okafor, Lena Brandt.
+
+## Decisions
+We decided to move the billing launch to April. The team agreed to drop the legacy exporter.
+
+## Progress
+Tom shipped the invoice service last week. Lena completed the security review on Monday.
+
+## Action items
+Priya will draft the migration plan by Friday. Tom will schedule the load test next week.
+"""
+
+
+def test_events_of_meeting_notes_and_a_conversation_link_back(client: BlockingClient) -> None:
+    notes = call(client, "artifact_ingest", artifact_type="doc", source_system="notes", source_id="sync-0312",
+                 content=MEETING, ts="2024-03-12T10:00:00Z")["artifact_id"]
+    call(client, "build_graph", kinds=["artifact"], source="notes")
+    found = call(client, "event_search", query="who prepares the migration plan", kinds=["action"])["events"]
+    plan = next(e for e in found if "migration plan" in e["summary"])
+    assert plan["kind"] == "action" and "Priya" in plan["who"][0] and plan["date_text"] == "Friday"
+    assert plan["source"]["record_id"] == notes and plan["source"]["chunk_index"] is None  # kept whole: no chunk
+    assert plan["source"]["excerpt"] == "Priya will draft the migration plan by Friday."
+    decided = call(client, "event_search", query="billing launch date", kinds=["decision"])["events"]
+    assert decided[0]["summary"] == "We decided to move the billing launch to April."
+    shipped = call(client, "timeline", entity="Tom Okafor", kinds=["milestone"])["events"]
+    assert [e["summary"] for e in shipped] == ["Tom shipped the invoice service last week."]
+    assert shipped[0]["date"] == "2024-03-05" and shipped[0]["dated_by"] == "text"  # a week before the meeting
+
+    line = call(client, "timeline", conversation_id="locomo-26", limit=200)["events"]
+    assert line and all(e["source"]["record_type"] == "turn" for e in line)
+    assert [e["date"] for e in line] == sorted(e["date"] for e in line)
+    went = next(e for e in line if "support group" in e["summary"] and "Caroline" in e["who"])
+    assert went["kind"] == "milestone" and went["date"] == "2023-05-07"  # "yesterday", said on 8 May 2023
+    bad = client.call("timeline", {"since": "bad"})
+    assert bad.is_error and bad.structured_content["error"]["field"] == "since"

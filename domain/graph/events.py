@@ -1,0 +1,86 @@
+"""event_search and timeline (spec 000 §13.3): the decisions, actions and milestones build_graph read
+from the caller's records. A search finds the records hybrid retrieval ranks for the query and answers
+their events in that order (by meaning and by words, through the one retrieval engine), within a time
+range and kinds; a timeline lists events in date order for one conversation, one entity or all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.access.principal import Identity
+from domain.artifacts.usecases import CHUNKS, WHOLE
+from domain.errors import ValidationError
+from domain.graph.extraction import EVENT_KINDS
+from domain.graph.model import Event
+from domain.history.usecases import COLLECTION as HISTORY
+from domain.model import RequestContext
+from domain.paging import decode_cursor, encode_cursor
+from domain.ports.graph import DerivedGraph
+from domain.search.retrieve import Retriever
+from domain.validation import epoch, optional_text, require_int, require_text
+
+CURSOR = "timeline"
+RECORDS = 30  # records event_search asks hybrid retrieval for
+
+
+def _time(field: str, value: object) -> float | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str) and len(value) <= 40:
+            return epoch(value)
+    except (ValueError, ValidationError):
+        pass
+    raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01)")
+
+
+def _kinds(value: object) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or any(k not in EVENT_KINDS for k in value):
+        raise ValidationError("kinds", f"kinds must be a non-empty list of {', '.join(EVENT_KINDS)}")
+    return list(value)
+
+
+@dataclass(frozen=True, slots=True)
+class EventSearch:
+    derived: DerivedGraph
+    retrieve: Retriever
+    identity: Identity = RequestContext
+
+    def __call__(self, query: object, since: object = None, until: object = None, kinds: object = None,
+                 limit: object = 10) -> list[Event]:
+        text = require_text("query", query, 500, label="Query")
+        start, end, chosen = _time("since", since), _time("until", until), _kinds(kinds)
+        count = require_int("limit", limit, 1, 50)
+        context = self.identity()
+        hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}}, RECORDS, context=context)
+        origins = list(dict.fromkeys(("memory" if h.type == "memory" else "turn" if h.type == "history"
+                                      else "artifact", str(h.fields.get("artifact_id") or h.id)) for h in hits))
+        found = self.derived.events(context.actor, start, end, chosen, origins=origins, limit=count * 5)
+        rank = {origin: n for n, origin in enumerate(origins)}
+        ordered = sorted(found, key=lambda e: (rank[(e[2].evidence.kind, e[2].evidence.record_id)], e[1], e[0]))
+        return [e for _, _, e in ordered][:count]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    derived: DerivedGraph
+    identity: Identity = RequestContext
+
+    def __call__(self, conversation_id: object = None, entity: object = None, since: object = None,
+                 until: object = None, kinds: object = None, cursor: object = None,
+                 limit: object = 50) -> tuple[list[Event], str | None]:
+        conversation = optional_text("conversation_id", conversation_id, 100)
+        who = optional_text("entity", entity, 500)
+        start, end, chosen = _time("since", since), _time("until", until), _kinds(kinds)
+        count = require_int("limit", limit, 1, 200)
+        position = decode_cursor(cursor, CURSOR)
+        if position is not None and (len(position) != 2 or not isinstance(position[1], int)):
+            raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
+        after = (float(position[0]), int(position[1])) if position else None
+        found = self.derived.events(self.identity().actor, start, end, chosen, who, None, conversation, count + 1,
+                                    after)
+        more = len(found) > count
+        page = found[:count]
+        return [e for _, _, e in page], encode_cursor(CURSOR, [page[-1][1], page[-1][0]]) if more else None
