@@ -14,7 +14,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from domain.graph.extraction import Extracted, Extractor, FoundObservation, FoundRelation, Mention, Passage, excerpt
+from domain.graph.extraction import (
+    EVENT_KINDS, Extracted, Extractor, FoundEvent, FoundObservation, FoundRelation, Mention, Passage, excerpt,
+)
 from plugins.hookspecs import hookimpl
 
 BATCH = 8
@@ -23,7 +25,7 @@ SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["passages"],
     "properties": {"passages": {"type": "array", "items": {
         "type": "object", "additionalProperties": False,
-        "required": ["passage", "entities", "relations", "observations"],
+        "required": ["passage", "entities", "relations", "observations", "events"],
         "properties": {
             "passage": {"type": "integer"},
             "entities": {"type": "array", "items": {"type": "object", "additionalProperties": False,
@@ -35,14 +37,22 @@ SCHEMA: dict[str, Any] = {
                                                                      "target": _NAME, "evidence": _NAME}}},
             "observations": {"type": "array", "items": {"type": "object", "additionalProperties": False,
                                                          "required": ["entity", "text"],
-                                                         "properties": {"entity": _NAME, "text": _NAME}}}}}}},
+                                                         "properties": {"entity": _NAME, "text": _NAME}}},
+            "events": {"type": "array", "items": {"type": "object", "additionalProperties": False,
+                                                   "required": ["kind", "summary", "who", "date_text"],
+                                                   "properties": {"kind": {"type": "string", "enum": list(EVENT_KINDS)},
+                                                                  "summary": _NAME,
+                                                                  "who": {"type": "array", "items": _NAME},
+                                                                  "date_text": {"type": ["string", "null"]}}}}}}}},
 }
 PROMPT = ("Extract a knowledge graph from each numbered passage. Entities: people, organisations, places, "
           "events, works and things named in it, each with a short lowercase type (person, organization, place, "
           "event, ...); the speaker, when given, is who 'I' and 'my' refer to. Relations: facts between two of "
           "the passage's entities, the relation in snake_case active voice (works_at, lives_in, has_sister), "
-          "evidence the sentence that says it. Observations: short facts about one entity. Answer for every "
-          "passage by its number; empty lists when it names nothing.")
+          "evidence the sentence that says it. Observations: short facts about one entity. Events: decisions, "
+          "actions (to be done) and milestones (done) it tells, a one-line summary, the entities taking part "
+          "and the date as written (null if none). Answer for every passage by its number; empty lists when "
+          "it names nothing.")
 
 
 class LlmExtractor(Extractor):
@@ -121,8 +131,17 @@ def _extracted(item: Mapping[str, Any]) -> Extracted:
     observations = [FoundObservation(name, " ".join(str(o.get("text", "")).split())[:2000])
                     for o in item.get("observations", []) if (name := _clean(o.get("entity"))) in types
                     and str(o.get("text", "")).strip()]
+    events = []
+    for e in item.get("events", []):
+        summary, who = excerpt(str(e.get("summary", ""))), [_clean(w) for w in e.get("who", []) if _clean(w)]
+        if e.get("kind") in EVENT_KINDS and summary.strip():
+            for name in who:
+                types.setdefault(name, "thing")
+            date = e.get("date_text")
+            events.append(FoundEvent(e["kind"], summary, tuple(dict.fromkeys(who)),
+                                     str(date)[:100] if isinstance(date, str) and date.strip() else None))
     return Extracted(tuple(Mention(n, t) for n, t in types.items()), tuple(dict.fromkeys(relations)),
-                     tuple(dict.fromkeys(observations)))
+                     tuple(dict.fromkeys(observations)), tuple(dict.fromkeys(events)))
 
 
 @hookimpl

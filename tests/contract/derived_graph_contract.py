@@ -3,8 +3,11 @@ unless a graph tool wrote them too, and a merged name can be split out again."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from domain.graph.model import Alias, Derived, Entity, Evidence, GraphBuild, Relation
 from domain.model import AuditEntry
+from domain.validation import epoch
 from tests.contract.metadata_store_contract import memory
 
 AUDIT = AuditEntry(action="build_graph", collection="graph", item_ids=(), actor="t", ts="2026-01-01T00:00:00Z",
@@ -91,3 +94,31 @@ class DerivedGraphContract:
         store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)
         assert store.delete_memory("mem_1", AUDIT)
         assert store.entities("u1") == [] and store.source_digests("u1") == {}
+
+    def test_events_are_kept_in_date_order_and_go_with_their_record(self, store) -> None:
+        from domain.graph.model import Event
+
+        def event(kind: str, summary: str, date: str | None, origin: tuple[str, str], who=("Caroline",)) -> Event:
+            return Event(kind, summary, who, date, "text" if date else "none", Evidence(origin[0], origin[1], -1, "",
+                                                                                      summary))
+
+        conv = ("turn", "c1_turn_3")
+        store.apply_sources("u1", [(MEM, "d1", dataclasses.replace(said(MEM), events=(
+            event("milestone", "Caroline went to Boston.", "2023-05-07", MEM),
+            event("decision", "We chose Boston.", None, MEM, who=())))),
+            (conv, "d2", dataclasses.replace(said(conv), events=(
+                event("action", "Caroline will fly home.", "2023-05-01", conv),)))], AUDIT)
+        every = store.events("u1")
+        assert [e.summary for _, _, e in every] == ["Caroline will fly home.", "Caroline went to Boston.",
+                                                    "We chose Boston."]  # undated last
+        assert [e.summary for _, _, e in store.events("u1", kinds=["decision"])] == ["We chose Boston."]
+        assert [e.summary for _, _, e in store.events("u1", who="Caroline", conversation_id="c1")] == [
+            "Caroline will fly home."]
+        assert len(store.events("u1", since=epoch("2023-05-02"), until=epoch("2023-05-31"))) == 1
+        first = every[0]
+        assert [e.summary for _, _, e in store.events("u1", after=(first[1], first[0]), limit=1)] == [
+            "Caroline went to Boston."]
+        assert [e.summary for _, _, e in store.events("u1", origins=[conv])] == ["Caroline will fly home."]
+        assert store.events("u2") == []
+        store.forget_sources("u1", [MEM], AUDIT)
+        assert [e.summary for _, _, e in store.events("u1")] == ["Caroline will fly home."]

@@ -54,6 +54,11 @@ def test_errors_are_named(server: FakeOpenAIServer, outcome: object, tries: int,
         make(server).extract([Passage("memory", "m", "Alice works at Acme.")])
 
 
+def test_events_come_with_who_and_kind(server: FakeOpenAIServer) -> None:
+    found = make(server).extract([Passage("memory", "m", "Alice got it done today.")])[0]
+    assert [(e.kind, e.who) for e in found.events] == [("milestone", ("Alice",))]
+
+
 def test_a_passage_missing_from_the_answer_is_empty_and_the_rest_kept(server: FakeOpenAIServer) -> None:
     server.script("missing")
     found = make(server).extract([Passage("memory", "a", "Alice works at Acme."),

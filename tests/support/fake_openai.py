@@ -190,7 +190,9 @@ def _chat(body: Any, outcome: Outcome, names: re.Pattern[str]) -> tuple[int, dic
         answers.append({"passage": int(number), "entities": [{"name": n, "type": "thing"} for n in found],
                         "relations": [{"source": found[0], "relation": "related_to", "target": n,
                                        "evidence": text[:200]} for n in found[1:]],
-                        "observations": [{"entity": found[0], "text": text[:200]}] if found else []})
+                        "observations": [{"entity": found[0], "text": text[:200]}] if found else [],
+                        "events": [{"kind": "milestone", "summary": text[:200], "who": found[:1], "date_text": None}]
+                        if found and " done " in f" {text} " else []})
     if outcome == "missing":
         answers = [a for a in answers if a["passage"] != 0]
     content = "Sorry, I cannot help with that." if outcome == "not_json" else json.dumps({"passages": answers})
