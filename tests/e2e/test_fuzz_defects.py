@@ -64,6 +64,7 @@ BASES: dict[str, dict[str, Any]] = {
     "memory_restore": {}, "project_search": {"query": "plain"}, "artifact_list": {}, "store_export": {}, "conversation_list": {}, "search_nodes": {"query": "plain"}, "get_related": {"entity": "plain"},
     "memory_history": {"memory_id": MEM_ID}, "build_graph": {}, "graph_status": {},
     "unmerge_entity": {"alias": "plain", "entity": "plain"},
+    "memory_changes": {"since": "2024-01-01"}, "event_search": {"query": "plain"}, "timeline": {},
     "search_system_memory": {}, "list_sessions": {},
     **{f"search_{kind}_{suffix}": {"query": "plain"} for kind in ("reports", "working_memory", "knowledge_base")
        for suffix in ("specific_chunks", "section_context", "full_documents")},
