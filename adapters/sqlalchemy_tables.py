@@ -12,6 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from adapters.sqlalchemy_base import metadata
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import NEVER
+from domain.memories.validity import FIELDS
 from domain.model import ArtifactChunk, EmbeddingProfile, Memory, Turn
 
 LOCAL_ACL = json.dumps([f"u:{LOCAL_USER}"])
@@ -91,7 +92,7 @@ def _profile_columns() -> list[Column]:
             Column("embedding_max_tokens", Integer, nullable=False)]
 
 
-VALIDITY = ("valid_from", "valid_to", "supersedes", "superseded_by")  # a memory's valid time (domain.model.Memory)
+VALIDITY = FIELDS  # a memory's valid time (domain/memories/validity.py)
 
 memories = Table(
     "memories", metadata,

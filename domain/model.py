@@ -10,7 +10,6 @@ from typing import Any
 
 from domain.access.principal import LOCAL_USER, RequestContext  # noqa: F401 - re-exported: who is asking
 from domain.access.rules import NEVER
-from domain.validation import epoch
 
 Vector = list[float]
 
@@ -68,8 +67,7 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Owned:
-    """Who may see an item (domain.access.rules): its owner, the access keys of its audience, the
-    spec's privacy fields, its expiry; keyword-only, after the item's own fields."""
+    """Who may see an item (domain.access.rules): owner, audience keys, privacy fields, expiry (keyword-only)."""
 
     owner: str = LOCAL_USER
     acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
@@ -91,24 +89,10 @@ class Memory(Owned):
     conversation_id: str | None
     token_count: int
     profile: EmbeddingProfile
-    # Valid time (spec 000 §13.4): from when what it says holds (None: from ``ts``) until when (None: still);
-    # ``supersedes``/``superseded_by``: the memory it replaced and the one that replaced it.
-    valid_from: str | None = None
-    valid_to: str | None = None
+    valid_from: str | None = None  # valid time (domain/memories/validity.py): from (None: ts), to (None: still),
+    valid_to: str | None = None  # the memory it replaced and the one that replaced it
     supersedes: str | None = None
     superseded_by: str | None = None
-
-    def validity(self) -> dict[str, str]:
-        """Its valid-time fields that are set (none for a memory that holds from when it was stored, still)."""
-        return {k: v for k, v in (("valid_from", self.valid_from), ("valid_to", self.valid_to),
-                                  ("supersedes", self.supersedes), ("superseded_by", self.superseded_by)) if v}
-
-    def valid_at(self, at: float | None) -> bool:
-        """Whether it holds at ``at`` (epoch seconds; None: now, i.e. not superseded nor ended)."""
-        if at is None:
-            return self.superseded_by is None and self.valid_to is None
-        start = epoch(self.valid_from or self.ts)
-        return start <= at and (self.valid_to is None or at < epoch(self.valid_to))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +140,7 @@ class OutboxItem:
     collection: str
     owner: str
     records: tuple[VectorRecord, ...]
-    # Queued when the owner came into being (an artifact's first version): the index can hold none of
-    # its vectors but these, unless another item for it (a deletion) is queued too.
-    fresh: bool = False
+    fresh: bool = False  # its owner is new (a first version): the index holds none of its other vectors
 
 
 @dataclass(frozen=True, slots=True)

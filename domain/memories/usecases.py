@@ -14,6 +14,7 @@ from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import MEMORY_TYPES, EmbeddingProfile, Hit, Memory, RequestContext
+from domain.memories.validity import validity
 from domain.pieces import Piece
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, check_change, denied, embed_pieces, utc_now
@@ -201,7 +202,7 @@ def memory_hit(memory: Memory, score: float | None, profile: EmbeddingProfile | 
         fields={
             "memory_type": memory.type, "confidence": memory.confidence, "ts": memory.ts,
             "conversation_id": memory.conversation_id, "token_count": memory.token_count,
-            **(profile or memory.profile).as_metadata(), **memory.validity(),
+            **(profile or memory.profile).as_metadata(), **validity(memory),
         },
     )
 

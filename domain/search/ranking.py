@@ -10,6 +10,7 @@ from typing import Any
 
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import access_fields, visible
+from domain.memories.validity import holds, validity
 from domain.search.fusion import best_per_record
 from domain.ids import artifact_of, version_of
 from domain.model import (
@@ -118,7 +119,7 @@ class Ranker:
 
         if collection == "memory":
             return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items()
-                    if m.valid_at(context.as_of) and seen(m)}  # a superseded memory: only "as of" its time
+                    if holds(m, context.as_of) and seen(m)}  # a superseded memory: only "as of" its time
         if collection == "history":
             return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()
                     if seen(t)}
@@ -168,7 +169,7 @@ def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
 def memory_hit(memory: Memory, score: float) -> Hit:
     return Hit(memory.id, "memory", round(score, 6), memory.content, {
         "memory_type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id,
-        "token_count": memory.token_count, **flagged(memory), **memory.validity(), "provenance": {"ts": memory.ts, **written_by(memory), **memory.profile.as_metadata()}})
+        "token_count": memory.token_count, **flagged(memory), **validity(memory), "provenance": {"ts": memory.ts, **written_by(memory), **memory.profile.as_metadata()}})
 
 
 def turn_hit(turn: Turn, score: float) -> Hit:

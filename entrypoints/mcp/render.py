@@ -10,6 +10,7 @@ from mcp.types import CallToolResult, TextContent
 
 from adapters import request_scope
 from domain.errors import MemtroveError, ValidationError
+from domain.memories.validity import validity
 from domain.access.privacy import Privacy
 from domain.access.rules import NEVER, readers
 from domain.model import Hit, Memory, Owned, Turn
@@ -57,7 +58,7 @@ def shown_text(h: Hit) -> str:
 def memory(m: Memory) -> dict[str, Any]:
     return {"id": m.id, "type": "memory", "memory_type": m.type, "confidence": m.confidence, "ts": m.ts,
             "conversation_id": m.conversation_id, "token_count": m.token_count, **m.profile.as_metadata(),
-            **m.validity(), **privacy(m)}
+            **validity(m), **privacy(m)}
 
 
 def memory_line(h: Hit, with_score: bool) -> str:

@@ -8,6 +8,7 @@ import pytest
 
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
 from domain.ports import AuditLog, MetadataStore
+from domain.memories.validity import holds
 from domain.validation import epoch
 
 PROFILE = EmbeddingProfile("fake", "hash", 64, 64)
@@ -89,8 +90,8 @@ class MetadataStoreContract:
         assert store.supersede_memory(coffee, entry("store", "mem_b", "mem_a")) is None
         old, new = store.get_memories(["mem_a"])["mem_a"], store.get_memories(["mem_b"])["mem_b"]
         assert (old.valid_to, old.superseded_by) == ("2025-01-15T00:00:00Z", "mem_b") and new == coffee
-        assert not old.valid_at(None) and new.valid_at(None)
-        assert old.valid_at(epoch("2025-01-10T00:00:00Z")) and not new.valid_at(epoch("2025-01-10T00:00:00Z"))
+        assert not holds(old, None) and holds(new, None)
+        assert holds(old, epoch("2025-01-10T00:00:00Z")) and not holds(new, epoch("2025-01-10T00:00:00Z"))
         again = dataclasses.replace(memory("mem_c"), supersedes="mem_a")
         assert store.supersede_memory(again, entry("store", "mem_c")) == "superseded"
         assert store.supersede_memory(dataclasses.replace(again, supersedes="mem_x"), entry("store", "mem_c")) == "missing"
