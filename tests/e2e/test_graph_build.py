@@ -5,6 +5,7 @@ memory takes what it said; a merge is undone; another caller's graph never shows
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from bench.turns import load_conversation
 from tests.support.mcp_procs import BlockingClient, blocking, stdio_session
 
 pytestmark = pytest.mark.slow
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "locomo" / "conv-26.json"
+LOCOMO = Path(os.environ.get("MEMTROVE_LOCOMO_DIR", Path(__file__).resolve().parents[3] / "shared" / "locomo")
+              ) / "conv-26.json"
 ENV = {"MEMTROVE_TOOLSETS": "core,graph,zapomni,time"}
 SESSIONS = 4  # Caroline and Melanie's first four sessions: 70 turns
 
