@@ -126,3 +126,12 @@ def epoch(ts: str, field: str = "ts") -> float:
     except (ValueError, OverflowError):
         # Only reached by a value that did not come through parse_timestamp: still a refusal, never a crash.
         raise ValidationError(field, f"{field} must be an ISO-8601 timestamp between {_RANGE} in UTC") from None
+
+
+def optional_time(field: str, value: object) -> float | None:
+    """An ISO-8601 date or time (None: none given) as epoch seconds; anything else refused naming ``field``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 40:
+        raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01)")
+    return epoch(value, field)

@@ -17,22 +17,13 @@ from domain.model import RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports.changes import ChangeLog
 from domain.ports.graph import DerivedGraph
-from domain.validation import epoch, optional_text, require_int
+from domain.validation import optional_text, optional_time, require_int
 
 CURSOR = "changes"
 BATCH = 500  # log rows read at a time while a page fills
 LINKED = 10_000  # records of one entity a filter takes at most
 
 
-def _time(field: str, value: object, required: bool) -> float | None:
-    if value is None and not required:
-        return None
-    try:
-        if isinstance(value, str) and len(value) <= 40:
-            return epoch(value)
-    except (ValueError, ValidationError):
-        pass
-    raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01 or 2024-05-01T09:00:00Z)")
 
 
 def _choices(field: str, value: object, allowed: tuple[str, ...]) -> list[str] | None:
@@ -53,7 +44,9 @@ class MemoryChanges:
     def __call__(self, since: object, until: object = None, kinds: object = None, collections: object = None,
                  conversation_id: object = None, source: object = None, entity: object = None,
                  cursor: object = None, limit: object = 50) -> tuple[list[Change], str | None]:
-        start, end = _time("since", since, True), _time("until", until, False)
+        if since is None:
+            raise ValidationError("since", "since is required: an ISO-8601 date or time (e.g. 2024-05-01)")
+        start, end = optional_time("since", since), optional_time("until", until)
         if end is not None and start is not None and end < start:
             raise ValidationError("until", "until must not be before since")
         chosen = _choices("kinds", kinds, KINDS)

@@ -28,7 +28,7 @@ from domain.graph.usecases import COLLECTION
 from domain.model import RequestContext
 from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
 from domain.ports.graph import DerivedGraph, GraphStore
-from domain.validation import epoch
+from domain.validation import epoch, optional_time
 
 BATCH = 32  # passages an extractor reads at once
 Dates = Callable[[str, str | None], str | None]
@@ -46,16 +46,9 @@ def scope_of(kinds: object, source: object, since: object, until: object) -> Sco
         chosen = tuple(k for k in KINDS if k in kinds)
     if source is not None and (not isinstance(source, str) or not 1 <= len(source) <= 500):
         raise ValidationError("source", "source must be 1-500 characters")
-    return Scope(chosen, source, _time("since", since), _time("until", until))
+    return Scope(chosen, source, optional_time("since", since), optional_time("until", until))
 
 
-def _time(field: str, value: object) -> float | None:
-    if value is None:
-        return None
-    try:
-        return epoch(str(value))
-    except (TypeError, ValueError, ValidationError):
-        raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01)") from None
 
 
 @dataclass(frozen=True, slots=True)

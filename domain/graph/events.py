@@ -17,21 +17,12 @@ from domain.model import RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports.graph import DerivedGraph
 from domain.search.retrieve import Retriever
-from domain.validation import epoch, optional_text, require_int, require_text
+from domain.validation import optional_text, optional_time, require_int, require_text
 
 CURSOR = "timeline"
 RECORDS = 30  # records event_search asks hybrid retrieval for
 
 
-def _time(field: str, value: object) -> float | None:
-    if value is None:
-        return None
-    try:
-        if isinstance(value, str) and len(value) <= 40:
-            return epoch(value)
-    except (ValueError, ValidationError):
-        pass
-    raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01)")
 
 
 def _kinds(value: object) -> list[str] | None:
@@ -51,7 +42,7 @@ class EventSearch:
     def __call__(self, query: object, since: object = None, until: object = None, kinds: object = None,
                  limit: object = 10) -> list[Event]:
         text = require_text("query", query, 500, label="Query")
-        start, end, chosen = _time("since", since), _time("until", until), _kinds(kinds)
+        start, end, chosen = optional_time("since", since), optional_time("until", until), _kinds(kinds)
         count = require_int("limit", limit, 1, 50)
         context = self.identity()
         hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}}, RECORDS, context=context)
@@ -73,7 +64,7 @@ class Timeline:
                  limit: object = 50) -> tuple[list[Event], str | None]:
         conversation = optional_text("conversation_id", conversation_id, 100)
         who = optional_text("entity", entity, 500)
-        start, end, chosen = _time("since", since), _time("until", until), _kinds(kinds)
+        start, end, chosen = optional_time("since", since), optional_time("until", until), _kinds(kinds)
         count = require_int("limit", limit, 1, 200)
         position = decode_cursor(cursor, CURSOR)
         if position is not None and (len(position) != 2 or not isinstance(position[1], int)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from domain.graph.model import Evidence, Relation
+from domain.errors import ValidationError
 from domain.validation import epoch
 
 # Relation kinds (verb, then preposition) a subject has one value of at a time, as extractors name them
@@ -24,12 +25,12 @@ def single_valued(kind: str) -> bool:
     return "_".join(words) in SINGLE_VALUED
 
 
-def _times(evidence: Sequence[Evidence]) -> list[float]:
+def _dated(evidence: Sequence[Evidence]) -> list[tuple[float, str]]:
     found = []
     for e in evidence:
         try:
-            found.append(epoch(e.when)) if e.when else None
-        except ValueError:
+            found += [(epoch(e.when), e.when)] if e.when else []
+        except (ValueError, ValidationError):
             continue
     return found
 
@@ -43,11 +44,9 @@ def ended(relations: Sequence[Relation], evidence: Mapping[Relation, Sequence[Ev
     for r in dict.fromkeys(relations):
         if not single_valued(r.relation_type):
             continue
-        times = _times(evidence.get(r, ()))
-        dated = [(e.when, epoch(e.when)) for e in evidence.get(r, ()) if e.when]
-        if times and dated:
-            first = min(dated, key=lambda d: d[1])[0]
-            groups.setdefault((r.source, r.relation_type), []).append((max(times), min(times), first, r))
+        dated = _dated(evidence.get(r, ()))
+        if dated:
+            groups.setdefault((r.source, r.relation_type), []).append((max(dated)[0], min(dated)[0], min(dated)[1], r))
     found: dict[Relation, tuple[str, Relation]] = {}
     for values in groups.values():
         values.sort(key=lambda v: (v[0], v[3].target))

@@ -18,7 +18,7 @@ from domain.memories.validity import validity
 from domain.pieces import Piece
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, check_change, denied, embed_pieces, utc_now
-from domain.validation import epoch, optional_text, require_id, require_choice, require_int, require_text, require_unit_float
+from domain.validation import epoch, optional_text, optional_time, require_id, require_choice, require_int, require_text, require_unit_float
 
 COLLECTION = "memory"
 
@@ -66,7 +66,7 @@ class StoreMemory:
         conversation_id = optional_text("conversation_id", request.conversation_id, 100)
         context = self.identity()
         access = request.privacy.written(context, epoch(ts), epoch(stamp))
-        valid_from = None if request.valid_from is None else _time("valid_from", request.valid_from)
+        valid_from = request.valid_from if optional_time("valid_from", request.valid_from) is not None else None
         supersedes = self._superseded(request.supersedes, context, stamp)
         memory = Memory(
             id=memory_id, content=content, type=kind, confidence=confidence,
@@ -105,15 +105,6 @@ class StoreMemory:
         return memory_id
 
 
-def _time(field: str, value: object) -> str:
-    """An ISO-8601 date or time as given, checked (the field named when it is not one)."""
-    if not isinstance(value, str) or len(value) > 40:
-        raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01T09:00:00Z)")
-    try:
-        epoch(value)
-    except (ValueError, ValidationError):
-        raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01T09:00:00Z)") from None
-    return value
 
 
 @dataclass(frozen=True, slots=True)

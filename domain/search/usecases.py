@@ -13,7 +13,7 @@ from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.search.filters import parse_filters
 from domain.search.snippets import snippet
 from domain.search.retrieve import SHOWN, Retriever
-from domain.validation import epoch, require_int, require_text, require_unit_float
+from domain.validation import optional_time, require_int, require_text, require_unit_float
 
 BOUNDARY = "[CHUNK BOUNDARY]"
 
@@ -170,14 +170,8 @@ class SearchMemoriesRequest:
 
 def as_of(value: object, context: RequestContext) -> RequestContext:
     """The caller's context searching as of ``value`` (an ISO-8601 time), or as it is (None)."""
-    if value is None:
-        return context
-    if not isinstance(value, str):
-        raise ValidationError("as_of", "as_of must be an ISO-8601 date or time (e.g. 2024-05-01)")
-    try:
-        return replace(context, as_of=epoch(value))
-    except (ValueError, ValidationError):
-        raise ValidationError("as_of", "as_of must be an ISO-8601 date or time (e.g. 2024-05-01)") from None
+    at = optional_time("as_of", value)
+    return context if at is None else replace(context, as_of=at)
 
 
 @dataclass(frozen=True, slots=True)
