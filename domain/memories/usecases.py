@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from domain.chunking import content_hash
 from domain.access.principal import Identity
@@ -56,9 +56,10 @@ class StoreMemory:
         return self.write(request, new_memory_id(), ts, now=ts)
 
     def write(self, request: StoreMemoryRequest, memory_id: str, ts: str, check_only: bool = False,
-              now: str | None = None) -> Memory:
+              now: str | None = None, kept: dict[str, str] | None = None) -> Memory:
         """Store the memory as ``memory_id`` at ``ts`` (an import keeps both; ``now``: the clock's, read
-        once); with ``check_only`` every field is checked and nothing is embedded or written."""
+        once); with ``check_only`` every field is checked and nothing is embedded or written. ``kept``: an
+        imported memory's valid time as it was exported (its versions are imported each as they were)."""
         stamp = now or self.clock()
         content = require_text("content", request.content, 10_000)
         kind = require_choice("type", request.type, MEMORY_TYPES)
@@ -74,13 +75,15 @@ class StoreMemory:
             token_count=self.tokenizer.count(content),
             profile=self.embedder.profile, valid_from=valid_from, supersedes=supersedes, **access,
         )
+        if kept:
+            memory = replace(memory, **_kept(kept))
         if check_only:
             return memory
         pieces = self.split(content)
         records = embed_pieces(self.embedder, memory.id, content_hash(content), pieces, memory_metadata(memory))
         entry = audit("store", COLLECTION, [memory.id, *([supersedes] if supersedes else [])], stamp, context,
                       pieces=len(records), **({"supersedes": supersedes} if supersedes else {}))
-        if supersedes is None:
+        if supersedes is None or kept:
             self.store.add_memory(memory, entry, records)
             return memory
         refused = self.store.supersede_memory(memory, entry, records)
@@ -105,6 +108,16 @@ class StoreMemory:
         return memory_id
 
 
+
+
+def _kept(kept: dict[str, str]) -> dict[str, str]:
+    """An imported memory's valid time, checked: times for valid_from/valid_to, memory ids for the links."""
+    for name, value in kept.items():
+        if name in ("valid_from", "valid_to"):
+            optional_time(name, value)
+        else:
+            require_id(name, value, "mem_", MEMORY_ID, "32 hex characters")
+    return dict(kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import Any
 
 from domain.access.rules import NEVER
 from domain.graph.model import Entity, Relation
+from domain.memories.validity import validity
 from domain.model import Artifact, Memory, Owned, Turn
 from domain.ports.documents import ItemVersion
 from domain.validation import epoch
@@ -45,7 +46,7 @@ def privacy_of(item: Owned, ts: str) -> dict[str, Any]:
 
 def memory_record(m: Memory) -> dict[str, Any]:
     return {"kind": "memory", "id": m.id, "type": m.type, "confidence": m.confidence, "ts": m.ts,
-            "conversation_id": m.conversation_id, **privacy_of(m, m.ts), "content": m.content}
+            "conversation_id": m.conversation_id, **privacy_of(m, m.ts), **validity(m), "content": m.content}
 
 
 def turn_record(t: Turn) -> dict[str, Any]:

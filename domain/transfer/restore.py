@@ -26,6 +26,7 @@ from domain.errors import ValidationError
 from domain.history.usecases import MAX_TURN_INDEX, AppendTurn, AppendTurnRequest
 from domain.ids import MEMORY_ID, artifact_id
 from domain.memories.usecases import StoreMemory, StoreMemoryRequest
+from domain.memories.validity import FIELDS as VALIDITY
 from domain.model import LABEL_KEYS, ROLES, TAGS, RequestContext
 from domain.ports import ArtifactScopes, MetadataStore
 from domain.transfer.records import KINDS
@@ -36,7 +37,7 @@ from domain.validation import (
 PRIVACY = ("sensitivity", "visibility_scope", "retention_policy", "visible_to", "retention_days")
 ACCESS = ("acl", "sensitivity", "visibility_scope", "retention_policy", "expires_epoch")  # as stored
 FIELDS = {
-    "memory": {"kind", "id", "type", "confidence", "ts", "conversation_id", "content", *PRIVACY},
+    "memory": {"kind", "id", "type", "confidence", "ts", "conversation_id", "content", *PRIVACY, *VALIDITY},
     "turn": {"kind", "conversation_id", "turn_index", "role", "ts", "content", *PRIVACY},
     "artifact": {"kind", "id", "artifact_type", "source_system", "source_id", "source_url", "title", "author",
                  "participants", "ts", "chunker", "chunked", "labels", "content", *PRIVACY},
@@ -132,13 +133,14 @@ class Restorer:
             return Step(None, "expired")
         request = StoreMemoryRequest(record.get("content"), record.get("type"), record.get("confidence"),  # type: ignore[arg-type]
                                      record.get("conversation_id"), privacy(record))
-        memory = self.store_memory.write(request, memory_id, ts, check_only=True)
+        kept = {name: record[name] for name in VALIDITY if record.get(name) is not None}  # its valid time, as it was
+        memory = self.store_memory.write(request, memory_id, ts, check_only=True, kept=kept)
         existing = self.store.get_memories([memory_id]).get(memory_id)
         if existing is not None:
             if same(existing, memory, ("owner", "content", "type", "confidence", "ts", "conversation_id", *ACCESS)):
                 return Step(None, "unchanged")
             raise ValidationError("id", f"memory {memory_id} is already stored with other content or by another")
-        return Step(lambda: bool(self.store_memory.write(request, memory_id, ts)))
+        return Step(lambda: bool(self.store_memory.write(request, memory_id, ts, kept=kept)))
 
     def _turn(self, record: dict[str, Any]) -> Step:
         conversation = require_text("conversation_id", record.get("conversation_id"), 100)

@@ -200,3 +200,18 @@ def test_the_callers_graph_goes_out_and_comes_back(world, aworld) -> None:
     with pytest.raises(ValidationError) as refused:
         restore_b([{**records[2], "relation_type": ""}])
     assert refused.value.field == "relation_type"
+
+
+def test_a_memory_and_the_one_that_replaced_it_come_back_as_they_were(world, aworld) -> None:
+    memory, *_, export, _ = tools(world)
+    tea = memory(StoreMemoryRequest("Ana likes tea.", "preference", 0.9, valid_from="2024-01-01T00:00:00Z"))
+    coffee = memory(StoreMemoryRequest("Ana likes coffee.", "preference", 0.9, supersedes=tea.id,
+                                       valid_from="2024-06-01T00:00:00Z"))
+    records = everything(export)
+    old = next(r for r in records if r["id"] == tea.id)
+    assert (old["valid_to"], old["superseded_by"]) == ("2024-06-01T00:00:00Z", coffee.id)
+    *_, export_b, restore_b = tools(aworld)
+    assert restore_b(records) == {"added": 2, "unchanged": 0, "expired": 0}
+    back = aworld.store.get_memories([tea.id, coffee.id])
+    assert back[tea.id].superseded_by == coffee.id and back[coffee.id].supersedes == tea.id
+    assert everything(export_b) == records
