@@ -46,11 +46,8 @@ class InMemoryChangeLog:
         return found[:limit]
 
     def _record(self, entry: AuditEntry) -> None:
-        for kind, collection, item_id in changes_of(entry):
+        for kind, collection, item_id, detail in changes_of(entry):
             scope, access = self._scope(collection, item_id, entry.actor)
-            detail = {k: v for k, v in entry.detail.items() if k in ("supersedes", "version", "via")}
-            if kind == "superseded":
-                detail = {"superseded_by": next((i for i in entry.item_ids if i != item_id), None)}
             self.change_log.append(Change(len(self.change_log) + 1, entry.ts, epoch(entry.ts), kind, collection, item_id,
                                           entry.actor,
                                           *scope, access=access, detail=detail))

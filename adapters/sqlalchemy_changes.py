@@ -42,7 +42,8 @@ changes = Table(
 class SqlChangeLog:
     def _append(self, conn: Connection, entry: AuditEntry) -> None:
         super()._append(conn, entry)  # type: ignore[misc]
-        rows = [_row(conn, entry, kind, collection, item_id) for kind, collection, item_id in changes_of(entry)]
+        rows = [_row(conn, entry, kind, collection, item_id, detail)
+                for kind, collection, item_id, detail in changes_of(entry)]
         if rows:
             conn.execute(insert(changes), rows)
 
@@ -65,11 +66,9 @@ class SqlChangeLog:
                            json.loads(r.access), json.loads(r.detail)) for r in conn.execute(query)]
 
 
-def _row(conn: Connection, entry: AuditEntry, kind: str, collection: str, item_id: str) -> dict[str, Any]:
+def _row(conn: Connection, entry: AuditEntry, kind: str, collection: str, item_id: str,
+         detail: dict[str, Any]) -> dict[str, Any]:
     scope, access = _scope(conn, collection, item_id, entry.actor)
-    detail = {k: v for k, v in entry.detail.items() if k in ("supersedes", "version", "via")}
-    if kind == "superseded":
-        detail = {"superseded_by": next((i for i in entry.item_ids if i != item_id), None)}
     return {"ts": entry.ts, "ts_epoch": epoch(entry.ts), "kind": kind, "collection": collection,
             "item_id": item_id[:1000], "actor": entry.actor, **scope, "access": json.dumps(access),
             "detail": json.dumps(detail, sort_keys=True)}

@@ -135,3 +135,12 @@ def optional_time(field: str, value: object) -> float | None:
     if not isinstance(value, str) or len(value) > 40:
         raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01)")
     return epoch(value, field)
+
+
+def optional_choices(field: str, value: object, allowed: tuple[str, ...]) -> list[str] | None:
+    """A non-empty list of some of ``allowed`` (repeats dropped; None: none given), else refused naming ``field``."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or any(v not in allowed for v in value):
+        raise ValidationError(field, f"{field} must be a non-empty list of {', '.join(allowed)}")
+    return list(dict.fromkeys(value))

@@ -40,14 +40,16 @@ class Change:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def changes_of(entry: AuditEntry) -> list[tuple[str, str, str]]:
-    """(kind, collection, item id) of each item an audited write touched; none for other entries."""
+def changes_of(entry: AuditEntry) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(kind, collection, item id, detail) of each item an audited write touched; none for other entries."""
     found = _COLLECTIONS.get(entry.collection)
     if found is None or entry.action not in found[1]:
         return []
     collection, kinds = found
     kind = kinds[entry.action]
+    detail = {k: v for k, v in entry.detail.items() if k in ("supersedes", "version", "via")}
     if collection == "memory" and entry.action == "store" and entry.detail.get("supersedes"):
         old = str(entry.detail["supersedes"])
-        return [(kind, collection, i) for i in entry.item_ids if i != old] + [("superseded", collection, old)]
-    return [(kind, collection, str(i)) for i in entry.item_ids]
+        return [(kind, collection, i, detail) for i in entry.item_ids if i != old] + [
+            ("superseded", collection, old, {"superseded_by": next((i for i in entry.item_ids if i != old), None)})]
+    return [(kind, collection, str(i), detail) for i in entry.item_ids]

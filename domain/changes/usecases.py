@@ -17,7 +17,7 @@ from domain.model import RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports.changes import ChangeLog
 from domain.ports.graph import DerivedGraph
-from domain.validation import optional_text, optional_time, require_int
+from domain.validation import optional_choices, optional_text, optional_time, require_int
 
 CURSOR = "changes"
 BATCH = 500  # log rows read at a time while a page fills
@@ -25,13 +25,6 @@ LINKED = 10_000  # records of one entity a filter takes at most
 
 
 
-
-def _choices(field: str, value: object, allowed: tuple[str, ...]) -> list[str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not value or any(v not in allowed for v in value):
-        raise ValidationError(field, f"{field} must be a non-empty list of {', '.join(allowed)}")
-    return list(dict.fromkeys(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +42,8 @@ class MemoryChanges:
         start, end = optional_time("since", since), optional_time("until", until)
         if end is not None and start is not None and end < start:
             raise ValidationError("until", "until must not be before since")
-        chosen = _choices("kinds", kinds, KINDS)
-        where = _choices("collections", collections, COLLECTIONS)
+        chosen = optional_choices("kinds", kinds, KINDS)
+        where = optional_choices("collections", collections, COLLECTIONS)
         conversation = optional_text("conversation_id", conversation_id, 100)
         origin = optional_text("source", source, 100)
         name = optional_text("entity", entity, 500)

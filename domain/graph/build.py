@@ -28,7 +28,7 @@ from domain.graph.usecases import COLLECTION
 from domain.model import RequestContext
 from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
 from domain.ports.graph import DerivedGraph, GraphStore
-from domain.validation import epoch, optional_time
+from domain.validation import epoch, optional_choices, optional_time
 
 BATCH = 32  # passages an extractor reads at once
 Dates = Callable[[str, str | None], str | None]
@@ -38,12 +38,8 @@ _running_lock = threading.Lock()
 
 
 def scope_of(kinds: object, source: object, since: object, until: object) -> Scope:
-    if kinds is None:
-        chosen = KINDS
-    elif not isinstance(kinds, list) or not kinds or any(k not in KINDS for k in kinds):
-        raise ValidationError("kinds", f"kinds must be a non-empty list of {', '.join(KINDS)}")
-    else:
-        chosen = tuple(k for k in KINDS if k in kinds)
+    given = optional_choices("kinds", kinds, KINDS)
+    chosen = KINDS if given is None else tuple(k for k in KINDS if k in given)
     if source is not None and (not isinstance(source, str) or not 1 <= len(source) <= 500):
         raise ValidationError("source", "source must be 1-500 characters")
     return Scope(chosen, source, optional_time("since", since), optional_time("until", until))

@@ -8,29 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain.access.principal import Identity
-from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.errors import ValidationError
 from domain.graph.extraction import EVENT_KINDS
 from domain.graph.model import Event
-from domain.history.usecases import COLLECTION as HISTORY
+from domain.graph.records import found_records
 from domain.model import RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports.graph import DerivedGraph
 from domain.search.retrieve import Retriever
-from domain.validation import optional_text, optional_time, require_int, require_text
+from domain.validation import optional_choices, optional_text, optional_time, require_int, require_text
 
 CURSOR = "timeline"
 RECORDS = 30  # records event_search asks hybrid retrieval for
 
 
 
-
-def _kinds(value: object) -> list[str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not value or any(k not in EVENT_KINDS for k in value):
-        raise ValidationError("kinds", f"kinds must be a non-empty list of {', '.join(EVENT_KINDS)}")
-    return list(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +34,10 @@ class EventSearch:
     def __call__(self, query: object, since: object = None, until: object = None, kinds: object = None,
                  limit: object = 10) -> list[Event]:
         text = require_text("query", query, 500, label="Query")
-        start, end, chosen = optional_time("since", since), optional_time("until", until), _kinds(kinds)
+        start, end, chosen = optional_time("since", since), optional_time("until", until), optional_choices("kinds", kinds, EVENT_KINDS)
         count = require_int("limit", limit, 1, 50)
         context = self.identity()
-        hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}}, RECORDS, context=context)
-        origins = list(dict.fromkeys(("memory" if h.type == "memory" else "turn" if h.type == "history"
-                                      else "artifact", str(h.fields.get("artifact_id") or h.id)) for h in hits))
+        origins = found_records(self.retrieve, text, RECORDS, context)
         found = self.derived.events(context.actor, start, end, chosen, origins=origins, limit=count * 5)
         rank = {origin: n for n, origin in enumerate(origins)}
         ordered = sorted(found, key=lambda e: (rank[(e[2].evidence.kind, e[2].evidence.record_id)], e[1], e[0]))
@@ -64,7 +54,7 @@ class Timeline:
                  limit: object = 50) -> tuple[list[Event], str | None]:
         conversation = optional_text("conversation_id", conversation_id, 100)
         who = optional_text("entity", entity, 500)
-        start, end, chosen = optional_time("since", since), optional_time("until", until), _kinds(kinds)
+        start, end, chosen = optional_time("since", since), optional_time("until", until), optional_choices("kinds", kinds, EVENT_KINDS)
         count = require_int("limit", limit, 1, 200)
         position = decode_cursor(cursor, CURSOR)
         if position is not None and (len(position) != 2 or not isinstance(position[1], int)):

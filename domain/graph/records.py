@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.access.rules import access_fields, access_filter, access_metadata, visible
-from domain.artifacts.usecases import read_whole
+from domain.artifacts.usecases import CHUNKS, WHOLE, read_whole
 from domain.common import apply_policies
 from domain.graph.extraction import KINDS, Passage
+from domain.history.usecases import COLLECTION as HISTORY
 from domain.memories.usecases import memory_hit
 from domain.model import Hit, RequestContext
 from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
+from domain.search.retrieve import Retriever
 from domain.validation import epoch
 
 PAGE = 200
@@ -130,3 +132,12 @@ class Readable:
 
 def _hit(item: Any, kind: str) -> Hit:
     return Hit(id=item.id, type=kind, score=0.0, content="", fields=dict(access_metadata(item)))
+
+
+def found_records(retrieve: Retriever, query: str, limit: int, context: RequestContext) -> list[tuple[str, str]]:
+    """The records hybrid retrieval ranks for ``query`` (memories, turns, documents whole or by chunk), best
+    first, as the graph names its origins: (memory|turn|artifact, id); a document's chunks count as it."""
+    hits = retrieve(query, {"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}}, limit, context=context)
+    kinds = {"memory": "memory", "history": "turn"}
+    return list(dict.fromkeys((kinds.get(h.type, "artifact"), str(h.fields.get("artifact_id") or h.id))
+                              for h in hits))

@@ -12,11 +12,10 @@ from domain.access.principal import Identity
 from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.graph.model import Entity, Evidence, Graph, Relation
+from domain.graph.records import found_records
 from domain.graph.validity import ended, single_valued
 from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import DerivedGraph, GraphStore
-from domain.artifacts.usecases import CHUNKS, WHOLE
-from domain.history.usecases import COLLECTION as HISTORY
 from domain.search.retrieve import Retriever
 from domain.validation import require_int
 
@@ -177,10 +176,7 @@ class KnowledgeGraph:
         context = self.identity()
         names = self.store.match_entities(context.actor, text)
         if self.retrieve is not None and self.derived is not None and text.strip():
-            hits = self.retrieve(text, {"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}}, RECORDS_SEARCHED,
-                                 context=context)
-            origins = [("memory" if h.type == "memory" else "turn" if h.type == "history" else "artifact",
-                        str(h.fields.get("artifact_id") or h.id)) for h in hits]
+            origins = found_records(self.retrieve, text, RECORDS_SEARCHED, context)
             named = self.derived.named_by(context.actor, origins)
             found = [n for origin in origins for n in named.get(origin, [])]
             names = list(dict.fromkeys([*names, *found]))

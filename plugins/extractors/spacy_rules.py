@@ -122,10 +122,10 @@ class _Reading:
         self.relations: dict[tuple[str, str, str], str] = {}
         self.observations: dict[tuple[str, str], None] = {}
         self.events: dict[str, FoundEvent] = {}
+        self.names: dict[int, str] = {}  # token index -> the name of the entity it is part of
         self.last_person: str | None = None
 
     def read(self, doc: Any) -> Extracted:
-        self.names = {}
         for ent in doc.ents:
             kind = TYPES.get(ent.label_)
             name = _clean(ent.text)
