@@ -84,7 +84,7 @@ class Ui:
 
 
 def build_ui(runtime: Runtime, sessions: Sessions, security: TransportSecuritySettings) -> Starlette:
-    from entrypoints.web import views_admin, views_browse, views_change, views_search
+    from entrypoints.web import views_admin, views_browse, views_change, views_search, views_timeline
 
     ui = Ui(runtime, sessions, security)
     routes: list[Route | Mount] = [
@@ -93,7 +93,7 @@ def build_ui(runtime: Runtime, sessions: Sessions, security: TransportSecuritySe
         Route("/logout", _guard(ui, _logout), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    for module in (views_search, views_browse, views_change, views_admin):
+    for module in (views_search, views_browse, views_timeline, views_change, views_admin):
         for path, view, methods in module.ROUTES:
             routes.append(Route(path, _guard(ui, view), methods=methods))
     return Starlette(routes=routes)

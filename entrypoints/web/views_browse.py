@@ -52,8 +52,11 @@ async def artifact(ui: Ui, request: Request, caller: Caller) -> Response:
                "heading": _heading((c.get("metadata") or {}))} for c in found.get("chunks") or []]
     if "metadata" not in found:  # only an ingest under way (or failed) is known of it
         return ui.page(request, caller, "ingest_status.html", artifact=found, whole=True)
-    return ui.page(request, caller, "artifact.html", artifact=found, chunks=chunks,
-                   passage=request.query_params.get("passage"))
+    passage = request.query_params.get("passage")
+    index = request.query_params.get("chunk", "")  # a passage named by its chunk's index (a timeline event's)
+    if not passage and index.isascii() and index.isdigit():
+        passage = next((c["chunk_id"] for c in chunks if c.get("chunk_index") == int(index)), None)
+    return ui.page(request, caller, "artifact.html", artifact=found, chunks=chunks, passage=passage)
 
 
 def _heading(metadata: dict[str, Any]) -> str:
