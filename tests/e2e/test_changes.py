@@ -76,3 +76,66 @@ def test_each_window_lists_exactly_its_changes(client: BlockingClient) -> None:
         c["seq"] for c in call(client, "memory_changes", **{"since": t0})["changes"]]
     bad = client.call("memory_changes", {"since": "last week"})
     assert bad.is_error and bad.structured_content["error"]["field"] == "since"
+
+
+FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+
+
+@pytest.mark.skipif(not FAKETIME.exists(), reason="libfaketime is not installed (apt-get install faketime)")
+def test_a_scripted_week_lists_exactly_its_writes(tmp_path: Path) -> None:
+    """The server's clock is moved by libfaketime (read from a file on every call) through a week of
+    writes, with one the day before and one the day after; the week, and each day, list exactly theirs."""
+    clock = tmp_path / "clock"
+
+    def at(day: int, hour: int) -> None:
+        clock.write_text(f"@2027-01-{day:02d} {hour:02d}:00:00\n", encoding="utf-8")
+
+    at(3, 20)  # Sunday before the week
+    env = {**ENV, "LD_PRELOAD": str(FAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock), "FAKETIME_NO_CACHE": "1",
+           "MEMTROVE_SHARED": "false"}
+    with blocking(stdio_session(tmp_path / "data", env)) as client:
+        before = call(client, "memory_store", content="The office closes for the holidays.", type="fact",
+                      confidence=0.9)["id"]
+        at(4, 9)  # Monday
+        standup = call(client, "memory_store", content="Standup is at 9:00.", type="fact", confidence=0.9)["id"]
+        call(client, "history_append", conversation_id="week", role="user", content="Kickoff today.", turn_index=0)
+        at(5, 10)  # Tuesday
+        plan = call(client, "artifact_ingest", artifact_type="doc", source_system="wiki", source_id="plan",
+                    content="Plan: ship the beta on Friday.")["artifact_id"]
+        at(6, 11)  # Wednesday
+        moved = call(client, "memory_store", content="Standup is at 9:30.", type="fact", confidence=0.9,
+                     supersedes=standup)["id"]
+        at(7, 12)  # Thursday
+        call(client, "memory_update", memory_id=moved, content="Standup is at 9:30 in room 4.")
+        call(client, "history_append", conversation_id="week", role="assistant", content="Noted.", turn_index=1)
+        at(8, 13)  # Friday
+        call(client, "artifact_ingest", artifact_type="doc", source_system="wiki", source_id="plan",
+             content="Plan: the beta shipped on Friday.")
+        at(10, 18)  # Sunday (nothing on Saturday)
+        call(client, "memory_delete", memory_id=moved)
+        at(11, 9)  # the Monday after
+        after = call(client, "memory_store", content="A new week starts.", type="fact", confidence=0.9)["id"]
+
+        def seen(since: str, until: str) -> list[tuple[str, str, str]]:
+            found = call(client, "memory_changes", since=since, until=until, limit=500)
+            assert found.get("next_cursor") is None
+            return [(c["kind"], c["collection"], c["id"]) for c in found["changes"]]
+
+        days = {
+            4: [("added", "memory", standup), ("added", "turn", "week_turn_0")],
+            5: [("added", "artifact", plan)],
+            6: [("added", "memory", moved), ("superseded", "memory", standup)],
+            7: [("changed", "memory", moved), ("added", "turn", "week_turn_1")],
+            8: [("changed", "artifact", plan)],
+            9: [],
+            10: [("deleted", "memory", moved)],
+        }
+        week = seen("2027-01-04T00:00:00Z", "2027-01-10T23:59:59Z")
+        assert week == [change for day in sorted(days) for change in days[day]]
+        for day, changes in days.items():
+            assert seen(f"2027-01-{day:02d}T00:00:00Z", f"2027-01-{day:02d}T23:59:59Z") == changes, day
+        assert seen("2027-01-03T00:00:00Z", "2027-01-03T23:59:59Z") == [("added", "memory", before)]
+        assert seen("2027-01-11T00:00:00Z", "2027-01-11T23:59:59Z") == [("added", "memory", after)]
+        times = [c["ts"] for c in call(client, "memory_changes", since="2027-01-04T00:00:00Z",
+                                         until="2027-01-10T23:59:59Z")["changes"]]
+        assert times[0].startswith("2027-01-04T09:00") and times[-1].startswith("2027-01-10T18:00")
