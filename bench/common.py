@@ -21,7 +21,10 @@ BENCH_PROFILES = {"bench-bm25": {"lexical": 1.0, "exact": 0.0, "context": 0.0},
                   "bench-plain-rrf": {"lexical": 1.0, "semantic": 1.0, "exact": 0.0, "k": 60, "context": 0.0},
                   # memtrove's default profile (graph 0.1) with the graph signal off and at two other weights
                   **{f"bench-graph-{int(w * 100):02d}": {"lexical": 0.55, "semantic": 0.3, "exact": 0.1, "k": 10,
-                                                          "contextual": 0.1, "graph": w} for w in (0.0, 0.05, 0.2)}}
+                                                          "contextual": 0.1, "graph": w} for w in (0.0, 0.05, 0.2)},
+                  # and with the date signal at three weights
+                  **{f"bench-when-{int(w * 100):02d}": {"lexical": 0.55, "semantic": 0.3, "exact": 0.1, "k": 10,
+                                                         "contextual": 0.1, "graph": 0.1, "when": w} for w in (0.1, 0.2, 0.3)}}
 BASELINES: dict[str, dict[str, Any]] = {
     "BM25 alone": {"mode": "lexical", "profile": "bench-bm25"},
     "vectors alone": {"mode": "vector"},

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,8 @@ SESSION = re.compile(r"session_(\d+)")
 
 # name -> hybrid_search arguments (the baselines' profiles are the bench server's).
 CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "memtrove lexical": {"mode": "lexical"}, **BASELINES,
-                                      **{f"hybrid + graph {w}": {"profile": f"bench-graph-{w}"} for w in ("00", "05", "20")}}
+                                      **{f"hybrid + graph {w}": {"profile": f"bench-graph-{w}"} for w in ("00", "05", "20")},
+                                      **{f"hybrid + dates {w}": {"profile": f"bench-when-{w}"} for w in ("10", "20", "30")}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,7 @@ class Conversation:
     malformed_evidence: int
     skipped_questions: int
     data: dict[str, Any]
+    times: tuple[str | None, ...] = ()  # each turn's time (its session's, 30 s a turn), ISO; None: unknown
 
     @property
     def conversation_id(self) -> str:
@@ -58,6 +61,7 @@ def load_conversation(path: Path) -> Conversation:
     data = json.loads(path.read_text(encoding="utf-8"))
     sessions = sorted((int(m.group(1)), key) for key in data if (m := SESSION.fullmatch(key)))
     turns = tuple((t["dia_id"], t["speaker"], t["text"]) for _, key in sessions for t in data[key])
+    times = tuple(turn_time(data.get(f"{key}_date_time"), i) for _, key in sessions for i in range(len(data[key])))
     known = {dia_id for dia_id, _, _ in turns}
     malformed = skipped = 0
     questions: list[Question] = []
@@ -75,7 +79,16 @@ def load_conversation(path: Path) -> Conversation:
         else:
             skipped += 1
     return Conversation(path.stem, (data["speaker_a"], data["speaker_b"]), turns, tuple(questions),
-                        malformed, skipped, data)
+                        malformed, skipped, data, times)
+
+
+def turn_time(session: object, position: int) -> str | None:
+    """A turn's time: its session's ("1:56 pm on 8 May, 2023", taken as UTC) and 30 s a turn after it."""
+    try:
+        start = datetime.strptime(str(session).strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return (start + timedelta(seconds=30 * position)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def load(data: Path, only: Sequence[str]) -> list[Conversation]:
@@ -101,8 +114,9 @@ async def run(conversations: Sequence[Conversation], configs: dict[str, dict[str
                     continue
                 role = "user" if speaker == conv.speakers[0] else "assistant"
                 started = time.perf_counter()
+                dated = {"ts": conv.times[index]} if index < len(conv.times) and conv.times[index] else {}
                 await call(client, "history_append", conversation_id=conv.conversation_id, role=role,
-                           content=f"{speaker}: {text}", turn_index=index)
+                           content=f"{speaker}: {text}", turn_index=index, **dated)
                 ingest_ms.append((time.perf_counter() - started) * 1000)
             kept.touch()
 

@@ -11,7 +11,7 @@ from adapters.chroma import ChromaVectorIndex
 from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
-from adapters.dates import resolve_date
+from adapters.dates import read_spans, resolve_date
 from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore
@@ -204,7 +204,8 @@ class UseCases(containers.DeclarativeContainer):
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
     retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity,
                                  graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
-                                                         store=adapters.store, artifacts=adapters.store))
+                                                         store=adapters.store, artifacts=adapters.store),
+                                 dates=providers.Object(read_spans))
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, retrieve=retrieve,
                                         identity=identity)

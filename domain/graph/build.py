@@ -31,7 +31,8 @@ from domain.ports.graph import DerivedGraph, GraphStore
 from domain.validation import epoch, optional_choices, optional_time
 
 BATCH = 32  # passages an extractor reads at once
-Dates = Callable[[str, str | None], str | None]
+# (text, the record's ISO time, "past" or "future": which a date without a year prefers) -> an ISO date, or None
+Dates = Callable[[str, str | None, str], str | None]
 STALE = 120.0  # seconds without news after which a running build is reported interrupted
 _running: dict[str, str] = {}  # owner -> build id, in this process
 _running_lock = threading.Lock()
@@ -170,7 +171,8 @@ def _derive(resolver: Resolver, read: list[tuple[Passage, Extracted]], dates: Da
                               Evidence(passage.kind, passage.record_id, passage.part, r.source, r.excerpt,
                                        passage.when), r.target))
         for e in found.events:
-            written = dates(e.when_text, passage.when) if dates is not None and e.when_text else None
+            ahead = "future" if e.kind == "action" else "past"  # an action is to be done: "by Friday" is the next one
+            written = dates(e.when_text, passage.when, ahead) if dates is not None and e.when_text else None
             date, by = (written, "text") if written else (passage.when, "record") if passage.when else (None, "none")
             events.append(Event(e.kind, e.summary, tuple(names[w] for w in e.who), date, by,
                                 Evidence(passage.kind, passage.record_id, passage.part, "", excerpt(e.summary),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from domain.validation import require_choice
 
 MODES = ("hybrid", "vector", "lexical")
-SIGNALS = ("semantic", "contextual", "lexical", "exact", "graph")
+SIGNALS = ("semantic", "contextual", "lexical", "exact", "graph", "when")  # "when" last: it reads the others' hits
 VECTOR_SIGNALS = frozenset({"semantic", "contextual"})  # the signals that need the query's embedding
 
 
@@ -26,6 +26,8 @@ class Weights:
     contextual: float = 0.0
     # Records naming the entities of the caller's graph that the query names (and their neighbours').
     graph: float = 0.0
+    # Records of the time a query's dates name ("in June", "last year"), ranked by the query's words.
+    when: float = 0.0
 
     def of(self, signal: str) -> float:
         return float(getattr(self, signal))
@@ -65,7 +67,7 @@ class RetrievalConfig:
 
     def top_k(self, signal: str) -> int:
         return {"semantic": self.semantic_top_k, "contextual": self.semantic_top_k, "lexical": self.lexical_top_k,
-                "exact": self.exact_top_k, "graph": self.lexical_top_k}[signal]
+                "exact": self.exact_top_k, "graph": self.lexical_top_k, "when": self.lexical_top_k}[signal]
 
     def signal_weights(self, mode: object, profile: object) -> tuple[dict[str, float], Weights]:
         """The signals a search runs with their weights, and the profile; a mode naming one signal runs only it."""

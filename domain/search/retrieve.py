@@ -19,6 +19,7 @@ from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
 from domain.common import nothing
 from domain.search.ranking import Ranker, Records
+from domain.search.when import DateReader, newest, within
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
@@ -43,6 +44,7 @@ class Retriever:
     # Brings the vector index up to date with every write committed before the search (read-your-writes).
     catch_up: Callable[[], None] = nothing
     graph: GraphSignal | None = None  # the graph signal (weighed by the profile's ``graph``)
+    dates: DateReader | None = None  # the date signal's reader (weighed by the profile's ``when``)
     identity: Identity = RequestContext  # who is calling, when the search does not say
     now: Callable[[], float] = time.time
 
@@ -76,6 +78,9 @@ class Retriever:
         linked = self.graph.ranked(context.actor, query) if "graph" in weights and self.graph else {}
         if not linked:
             weights.pop("graph", None)
+        if not (self.dates and terms.words):
+            weights.pop("when", None)
+        spans: list[tuple[float, float]] | None = None  # the query's dates, read once the other signals ranked
         vectors = VECTOR_SIGNALS & set(weights)
         vector = self.embedder.embed_query(query) if vectors else None
         if vectors:
@@ -91,11 +96,19 @@ class Retriever:
             more = False
             ranked: dict[str, list[Hit]] = {}
             worded: set[str] = set()
-            for signal in weights:
+            for signal in list(weights):
                 depth = max(fetch, self.config.top_k(signal))
+                if signal == "when" and spans is None:
+                    spans = self.dates(query, newest(ranked) or now)  # type: ignore[misc]
+                if signal == "when" and not spans:
+                    weights.pop(signal)
+                    continue
                 found: dict[str, list[VectorMatch | LexicalMatch]] = {}
                 for collection, where in wheres.items():
-                    if signal == "graph":
+                    if signal == "when":
+                        got, full = self.ranker.worded(collection, terms.words, depth, within(where, spans or []),
+                                                       chosen.context)
+                    elif signal == "graph":
                         got, full = self.graph.matches(collection, linked.get(collection, []), where, depth), False  # type: ignore[union-attr]
                     else:
                         got, full = self._found(signal, collection, terms, vector, depth, where, chosen,

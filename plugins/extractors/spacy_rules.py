@@ -157,7 +157,8 @@ class _Reading:
                     self.types.setdefault(token.text, "person")
                     self._event(sentence, text, token.text, token.head)
                 elif token.lower_ in ("we", "i", "they", "team"):
-                    self._event(sentence, text, None, token.head)  # "We decided...": who the sentence names
+                    # "We decided...": the speaker (one of "we") and who the sentence names
+                    self._event(sentence, text, self.speaker if token.lower_ == "we" else None, token.head)
                 continue
             if self.types.get(subject) == "person":
                 self.last_person = subject
@@ -184,6 +185,8 @@ class _Reading:
         who = tuple(dict.fromkeys([subject, *named] if subject else named))
         when = next((ent.text for ent in sentence.ents if ent.label_ in ("DATE", "TIME")), None)
         self.events[text] = FoundEvent(kind, text, who, when)
+        if subject is not None and subject == self.speaker:
+            self.types.setdefault(subject, "person")
 
     def _mentioned(self, doc: Any) -> None:
         """The speaker is linked to each name their turn mentions and no rule related them to."""

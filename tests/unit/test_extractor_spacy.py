@@ -38,3 +38,11 @@ def test_first_person_is_the_speaker_and_family_is_named_or_owned() -> None:
 def test_a_role_is_not_a_name_and_a_greeting_is_not_a_mention() -> None:
     assert relations("I went to the charity race.", speaker="user") == set()
     assert not any(kind == "mentions" for _, kind, _ in relations("Hey Mel! Good to see you!", speaker="Caroline"))
+
+
+def test_we_in_a_turn_counts_the_speaker_among_who_decided() -> None:
+    found = SHARED.extract([Passage("turn", "t", "We decided to move the launch to Friday with Omar.",
+                                    speaker="Priya")])[0]
+    assert [(e.kind, e.who) for e in found.events] == [("decision", ("Priya", "Omar"))]
+    alone = SHARED.extract([Passage("doc", "d", "We decided to move the launch to Friday with Omar.")])[0]
+    assert [(e.kind, e.who) for e in alone.events] == [("decision", ("Omar",))]
