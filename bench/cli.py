@@ -11,7 +11,7 @@ from pathlib import Path
 
 BASELINE_CONFIGS = ("BM25 alone", "vectors alone", "plain RRF")
 GRAPH_CONFIGS = ("hybrid + graph 00", "hybrid + graph 05", "hybrid + graph 20")  # "memtrove hybrid": graph 0.1
-DATE_CONFIGS = ("hybrid + dates 10", "hybrid + dates 20", "hybrid + dates 30")  # "memtrove hybrid": dates 0
+DATE_CONFIGS = ("hybrid + dates 00", "hybrid + dates 30", "hybrid + dates 80")  # "memtrove hybrid": dates 0.5
 BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS, *GRAPH_CONFIGS, *DATE_CONFIGS),
                  "facts": ("memtrove hybrid", "profile default", *BASELINE_CONFIGS),
                  "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}

@@ -30,7 +30,7 @@ SESSION = re.compile(r"session_(\d+)")
 # name -> hybrid_search arguments (the baselines' profiles are the bench server's).
 CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "memtrove lexical": {"mode": "lexical"}, **BASELINES,
                                       **{f"hybrid + graph {w}": {"profile": f"bench-graph-{w}"} for w in ("00", "05", "20")},
-                                      **{f"hybrid + dates {w}": {"profile": f"bench-when-{w}"} for w in ("10", "20", "30")}}
+                                      **{f"hybrid + dates {w}": {"profile": f"bench-when-{w}"} for w in ("00", "30", "80")}}
 
 
 @dataclass(frozen=True, slots=True)
