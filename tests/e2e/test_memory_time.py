@@ -62,3 +62,18 @@ def test_a_preference_changed_three_times(client: BlockingClient) -> None:
         "field"] == "valid_from"
     assert refused(client, "memory_search", query="tea", as_of="last May")["error"]["field"] == "as_of"
     assert len(call(client, "memory_list", limit=100)["results"]) == 3  # nothing written by the refusals
+
+
+def test_a_date_in_the_query_ranks_that_time_first(client: BlockingClient) -> None:
+    said = [("2024-01-12T19:00:00Z", "Ana: I cooked a big pot of lentil soup for the neighbours."),
+            ("2024-03-08T19:00:00Z", "Ana: Dinner was simple, some soup and bread."),
+            ("2024-05-20T19:00:00Z", "Ana: I cooked soup again, a spicy tomato soup this time, for the whole team.")]
+    for index, (ts, content) in enumerate(said):
+        call(client, "history_append", conversation_id="kitchen", role="user", content=content, turn_index=index, ts=ts)
+    asked = {"include_history": True, "include_memory": False, "filters": {"conversation_id": "kitchen"}, "limit": 3}
+    dated = call(client, "hybrid_search", query="What soup did Ana cook in March 2024?", **asked)["results"]
+    assert dated[0]["id"] == "kitchen_turn_1" and "when" in dated[0]["signals"], dated
+    relative = call(client, "hybrid_search", query="What soup did Ana cook last March?", **asked)["results"]
+    assert relative[0]["id"] == "kitchen_turn_1"  # "last March" read against the newest turn (May 2024)
+    plain = call(client, "hybrid_search", query="What soup did Ana cook?", **asked)["results"]
+    assert plain[0]["id"] != "kitchen_turn_1" and not any("when" in h["signals"] for h in plain)
