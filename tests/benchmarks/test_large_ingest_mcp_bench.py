@@ -32,7 +32,7 @@ from tests.support.mcp_procs import stdio_session
 
 pytestmark = pytest.mark.slow
 
-DOC_BYTES = size(10_000_000, 100_000)
+DOC_BYTES = size(10_000_000, 50_000)
 ENV = {} if FULL else {"MEMTROVE_CALL_BUDGET": "3"}
 POLL_EVERY = size(5.0, 0.5)  # seconds between artifact_get polls
 JOB_TIMEOUT = size(5_400.0, 900.0)
