@@ -56,7 +56,8 @@ def log_path(data_dir: Path) -> Path:
 def socket_path(data_dir: Path) -> Path:
     """``<data dir>/memtrove.sock``; for a data dir too deep for a socket path, a short per-user path.
 
-    The fallback is ``$XDG_RUNTIME_DIR/memtrove/<hash>.sock`` (else ``/tmp/memtrove-<uid>/<hash>.sock``),
+    The fallback is ``$XDG_RUNTIME_DIR/memtrove/<hash>.sock`` (else, or when that is too long as well,
+    ``/tmp/memtrove-<uid>/<hash>.sock``),
     the hash being of the data dir's resolved path, so every client of that data dir finds it.
     """
     inside = data_dir / SOCKET_NAME
@@ -65,7 +66,9 @@ def socket_path(data_dir: Path) -> Path:
     digest = hashlib.sha256(os.fsencode(data_dir)).hexdigest()[:24]
     runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
     if runtime_dir and os.path.isdir(runtime_dir):
-        return Path(runtime_dir) / "memtrove" / f"{digest}.sock"
+        kept = Path(runtime_dir) / "memtrove" / f"{digest}.sock"
+        if len(os.fsencode(kept)) <= MAX_SOCKET_PATH:
+            return kept
     return Path(tempfile.gettempdir()) / f"memtrove-{os.getuid()}" / f"{digest}.sock"
 
 

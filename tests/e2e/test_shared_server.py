@@ -10,8 +10,10 @@ import json
 import os
 import signal
 import socket
+import shutil
 import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,8 +157,7 @@ def test_socket_is_private_to_the_user(fake: QuickFakeOpenAIServer, data_dir: Pa
 def test_data_dir_too_deep_for_a_socket_path_uses_a_short_one(fake: QuickFakeOpenAIServer, tmp_path: Path) -> None:
     data = tmp_path / ("deep-" * 12) / ("er-" * 12) / "data"
     data.parent.mkdir(parents=True)
-    runtime_dir = tmp_path / "run"
-    runtime_dir.mkdir(mode=0o700)
+    runtime_dir = Path(tempfile.mkdtemp(prefix="rt-"))  # short, wherever pytest's tmp_path is
     env = shared_env(fake, XDG_RUNTIME_DIR=str(runtime_dir))
     try:
         with client(data, env, "desktop") as desktop:
@@ -167,6 +168,7 @@ def test_data_dir_too_deep_for_a_socket_path_uses_a_short_one(fake: QuickFakeOpe
             assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     finally:
         stop_owner(data)
+        shutil.rmtree(runtime_dir, ignore_errors=True)
 
 
 def test_http_server_refuses_a_data_dir_a_shared_server_owns(fake: QuickFakeOpenAIServer, data_dir: Path) -> None:
