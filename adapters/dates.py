@@ -39,15 +39,15 @@ _DATED = re.compile(
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|(?:19|20)\d\d|yesterday|today|tonight|ago"
     r"|(?:last|this|next|past)\s+(?:week(?:end)?|month|year|night|monday|tuesday|wednesday|thursday|friday"
     r"|saturday|sunday))\b", re.IGNORECASE)
-_DAY = 86_400.0
 _SEARCH: Any = None
 
 
 def read_spans(text: str, reference: float) -> list[tuple[float, float]]:
     """The spans of time (epoch seconds, start and end) the dates written in ``text`` name, read by
     dateparser relative to ``reference`` (the past preferred): a day (a day either side), a week, a
-    month or a year ("May" alone is the verb). Spans that all overlap give their common part (April inside 2023 is April 2023);
-    others give the time from the first to the last. Empty when the text writes no date."""
+    month or a year ("May" alone is the verb). Spans that all overlap give their common part (April
+    inside 2023 is April 2023); others give the time from the first to the last. Empty when the text
+    writes no date."""
     global _SEARCH
     if not _DATED.search(text):
         return []
