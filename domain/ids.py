@@ -19,6 +19,12 @@ def turn_id(conversation_id: str, turn_index: int) -> str:
     return f"{conversation_id}_turn_{turn_index}"
 
 
+def turn_of(record_id: str) -> tuple[str, int] | None:
+    """The conversation and index of a turn's id (``turn_id``'s inverse); None for another id."""
+    conversation, found, index = record_id.rpartition("_turn_")
+    return (conversation, int(index)) if found and conversation and index.isascii() and index.isdigit() else None
+
+
 def piece_id(record_id: str, content_hash: str, index: int) -> str:
     """A vector id: the record, the version of its content, and which piece of it."""
     return f"{record_id}::{content_hash[:12]}::{index}"

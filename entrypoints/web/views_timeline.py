@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from domain.graph.extraction import EVENT_KINDS
+from domain.ids import turn_of
 from entrypoints.web.app import Ui
 from entrypoints.web.caller import ToolFailed
 from entrypoints.web.session import Caller
@@ -52,13 +53,10 @@ def sourced(event: dict[str, Any]) -> dict[str, Any]:
     if kind == "memory":
         link = opened({"type": "memory", "id": record})["link"]
         where = f"memory {record}"
-    elif kind == "turn" and "_turn_" in record:
-        # A turn's id is "<conversation id>_turn_<index>" (domain.ids.turn_id); the event names only the id.
-        conversation, _, index = record.rpartition("_turn_")
-        if index.isdigit():
-            link = opened({"type": "history", "id": record, "conversation_id": conversation,
-                           "turn_index": int(index)})["link"]
-            where = f"conversation {conversation}, turn {index}"
+    elif kind == "turn" and (turn := turn_of(record)) is not None:  # the event names only the turn's id
+        conversation, index = turn
+        link = opened({"type": "history", "id": record, "conversation_id": conversation, "turn_index": index})["link"]
+        where = f"conversation {conversation}, turn {index}"
     elif kind == "artifact":
         # The event names the chunk by its index: the artifact page marks the chunk of that index.
         link = opened({"type": "artifact", "id": record, "artifact_id": record})["link"]

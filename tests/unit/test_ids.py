@@ -38,3 +38,10 @@ def test_memory_id_checks_refuse_a_trailing_newline() -> None:
     with pytest.raises(ValidationError) as raised:
         require_id("memory_id", "mem_" + HEX + "\n", "mem_", MEMORY_ID, "32 hex characters")
     assert raised.value.field == "memory_id"
+
+
+def test_a_turn_id_reads_back_its_conversation_and_index() -> None:
+    from domain.ids import turn_id, turn_of
+
+    assert turn_of(turn_id("week_turn_3", 12)) == ("week_turn_3", 12)
+    assert turn_of("mem_" + "0" * 32) is None and turn_of("_turn_4") is None and turn_of("c_turn_x") is None
