@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from adapters.memory_code import InMemoryCode
 from adapters.memory_artifacts import InMemoryLexicalStore
 from adapters.vector_math import matches
 from domain.access.rules import access_metadata
@@ -88,7 +89,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
         return super().delete_artifact(artifact_id, entry)
 
 
-class InMemoryStore(InMemoryChangeLog, InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryDerivedGraph, InMemoryScopedArtifacts, ReembedLedger):
+class InMemoryStore(InMemoryCode, InMemoryChangeLog, InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryDerivedGraph, InMemoryScopedArtifacts, ReembedLedger):
     """Every store port as dicts, including the re-embedding ledger."""
 
     def __init__(self) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Column, String, Table, delete, func, insert, select
 
+from adapters.sqlalchemy_code import SqlCode
 from adapters.sqlalchemy_documents import SqlDocuments
 from adapters.sqlalchemy_changes import SqlChangeLog
 from adapters.sqlalchemy_graph import SqlGraph
@@ -27,7 +28,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphEvents, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlCode, SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphEvents, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
 from adapters.dates import read_spans, resolve_date
+from adapters.source_tree import SourceDirs
 from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore
@@ -28,6 +29,8 @@ from domain.artifacts.resume import ResumeIngests
 from domain.upkeep.maintenance import CheckProfile
 from domain.upkeep.vector_sync import AdoptIndexedVectors, RebuildVectors, SyncVectors
 from domain.changes.usecases import MemoryChanges
+from domain.code.index import IndexCodebase
+from domain.code.usecases import ClearIndex, Codebases, IndexStatus, SearchCode
 from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.events import EventSearch, Timeline
 from domain.graph.usecases import KnowledgeGraph
@@ -38,6 +41,7 @@ from domain.search.ranking import Ranker
 from domain.search.passages import PassageSearch
 from domain.search.retrieve import Retriever
 from domain.search.graph_signal import GraphSignal
+from domain.search.symbol_signal import SymbolSignal
 from domain.search.usecases import ArtifactSearch, HybridSearch, SearchMemories
 from domain.documents.bundles import ContextPack, ProjectSearch, Restore
 from domain.documents.idempotency import Idempotent
@@ -49,6 +53,7 @@ from domain.sessions.utility import (ExpandChunk, GetSessionMemory, GetSessionSt
                                      Reconstruct)
 from domain.transfer.usecases import ExportPage, ImportRecords
 from domain.zapomni.usecases import AddMemory, GetStats, LatencyMeter, SearchMemory
+from plugins.chunkers.code_tree import outline
 from plugins.manager import collect, plugin_manager
 
 if TYPE_CHECKING:
@@ -205,7 +210,8 @@ class UseCases(containers.DeclarativeContainer):
     retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity,
                                  graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
                                                          store=adapters.store, artifacts=adapters.store),
-                                 dates=providers.Object(read_spans))
+                                 dates=providers.Object(read_spans),
+                                 symbols=providers.Factory(SymbolSignal, code=adapters.store, artifacts=adapters.store))
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
     knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, retrieve=retrieve,
                                         identity=identity)
@@ -260,6 +266,16 @@ class UseCases(containers.DeclarativeContainer):
                                        store_memory=store_memory, append_turn=append_turn, ingest=ingest_artifact,
                                        documents=adapters.store, writer=item_writer, graph=adapters.store,
                                        identity=identity)
+    # Code indexing (spec 002 phase 3): a codebase's files as artifacts, their symbol table in the store.
+    source_tree = providers.Singleton(SourceDirs)
+    index_codebase = providers.Factory(IndexCodebase, code=adapters.store, tree=source_tree, outline=providers.Object(outline),
+                                       ingest=ingest_artifact, delete=delete_artifact, artifacts=adapters.store,
+                                       identity=identity)
+    codebases = providers.Factory(Codebases, code=adapters.store, tree=source_tree, identity=identity)
+    index_status = providers.Factory(IndexStatus, codebases=codebases)
+    clear_index = providers.Factory(ClearIndex, codebases=codebases, code=adapters.store, delete=delete_artifact,
+                                    identity=identity)
+    search_code = providers.Factory(SearchCode, retrieve=retrieve, codebases=codebases, code=adapters.store)
     cleanup_old_memories = providers.Factory(CleanupOldMemories, scopes=guarded, delete=delete_artifact,
                                              audit_log=adapters.store, identity=identity)
 

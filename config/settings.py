@@ -19,7 +19,7 @@ from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, Retrieva
 # measured on LoCoMo facts and turns (no relevant hit lost at 0.2). The OpenAI models' unrelated
 # texts sit nearer 0 and related ones lower than MiniLM's, so their floor is lower (not measured here).
 # The MCP toolsets (entrypoints/mcp/registry.py builds them; its names are checked against these).
-TOOLSETS = ("core", "sessions", "zapomni", "documents", "console", "graph", "time")
+TOOLSETS = ("core", "sessions", "zapomni", "documents", "console", "graph", "time", "code")
 MIN_SIMILARITY = {"local": 0.2, "openai": 0.1, "openai-compatible": 0.1, "voyage": 0.1, "jina": 0.1}
 # e5's cosines sit in a narrow high band: on LoCoMo facts (conv-26, conv-30) a question's evidence facts
 # score 0.763 at their 1st percentile (MiniLM: 0.205, hence its 0.2), other facts 0.796 at their median.
@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     memtrove_toolsets: str = "core"
     memtrove_export_dir: Path | None = None
     memtrove_project: str = Field("default", min_length=1, max_length=100)  # when the client declares no roots
+    # Directories index_codebase may read beside the client's declared roots, separated by os.pathsep (":").
+    memtrove_code_roots: str = ""
     # Knowledge graph (build_graph): the extractor by name (spacy offline; llm with a chat model configured),
     # the chat endpoint of the llm one (OPENAI_* when these are unset), and whether entity resolution may
     # compare names by meaning (the embedder) after exact and fuzzy names.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from domain.code.model import language_of
+
 FALLBACK = "token-window"
 AUTO = "auto"
 
@@ -24,9 +26,13 @@ def choose(artifact_type: str, content: str, names: tuple[str | None, ...], avai
     """The chunker for an artifact: email -> email, chat/transcript -> chat, a Markdown file or a
     Markdown-looking document -> markdown, a reStructuredText file or a document with reST section
     titles -> rst, source code -> code, anything else -> token-window.
-    ``names`` are the title, source id and source URL, whose file suffix is telling.
+    ``names`` are the title, source id and source URL, whose file suffix is telling. A file of a language
+    tree-sitter reads (``domain.code.model.LANGUAGES``) other than Python gets ``code-<language>``
+    (``code-go``, ``code-tsx``...) when that chunker is available, else ``code``.
     """
     wanted = _wanted(artifact_type, content, names)
+    if wanted.startswith("code-") and wanted not in available:
+        wanted = "code"
     return wanted if wanted in available else FALLBACK
 
 
@@ -40,6 +46,9 @@ def _wanted(artifact_type: str, content: str, names: tuple[str | None, ...]) -> 
         return "markdown"
     if any(s.endswith(RST_SUFFIXES) for s in suffixes):
         return "rst"
+    for suffix in suffixes:
+        if (language := language_of(suffix)) is not None and language != "python":
+            return f"code-{language}"
     if any(s.endswith(CODE_SUFFIXES) for s in suffixes):
         return "code"
     head = content[:SNIFF]

@@ -199,7 +199,8 @@ class AuditEntry:
 
 ARTIFACT_TYPES = ("email", "doc", "chat", "transcript", "note")
 LABEL_KEYS = ("memory_type", "session_id", "session_iter", "iter_order", "agent_id", "task_code", "category",
-              "title", "source", "project", "kind", "canonical_key", "doc_class", "pinned", "status", "version_num")
+              "title", "source", "project", "kind", "canonical_key", "doc_class", "pinned", "status", "version_num",
+              "codebase", "path", "language")
 TAGS = "tags"
 TAG_PREFIX = "tag:"  # a tag in index metadata: "tag:<name>": True (indexes filter on scalar fields)
 

@@ -29,6 +29,7 @@ DEFAULT_PLUGINS = (
     "plugins.chunkers.email",
     "plugins.chunkers.chat",
     "plugins.chunkers.code",
+    "plugins.chunkers.code_tree",
     "plugins.privacy.clearance",
     "plugins.extractors.spacy_rules",
     "plugins.extractors.llm",

@@ -8,7 +8,7 @@ filter the vector index applies) before it can rank; hydration then checks it ag
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,16 +78,8 @@ class GraphSignal:
 
     def matches(self, collection: str, ranked: list[tuple[str, float]], where: Filter | None,
                 depth: int) -> list[LexicalMatch]:
-        """The first ``depth`` of ``ranked`` that pass ``where`` (the search's filters and access rule),
-        reading records a batch at a time until that many pass."""
-        kept: list[LexicalMatch] = []
-        for start in range(0, len(ranked), depth):
-            batch = ranked[start:start + depth]
-            meta = self._metadata(collection, [i for i, _ in batch])
-            kept += [LexicalMatch(i, score) for i, score in batch if i in meta and matches(meta[i], where)]
-            if len(kept) >= depth:
-                break
-        return kept[:depth]
+        """The first ``depth`` of ``ranked`` that pass ``where`` (the search's filters and access rule)."""
+        return passing(lambda ids: self._metadata(collection, ids), ranked, where, depth)
 
     def _metadata(self, collection: str, ids: list[str]) -> Mapping[str, dict[str, Any]]:
         if collection == "memory":
@@ -96,3 +88,17 @@ class GraphSignal:
             return {i: turn_metadata(t) for i, t in self.store.get_turns(ids).items()}
         owners = self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}))
         return {i: vector_metadata(a) for i in ids if (a := owners.get(artifact_of(i))) is not None}
+
+
+def passing(metadata: Callable[[list[str]], Mapping[str, dict[str, Any]]], ranked: list[tuple[str, float]],
+            where: Filter | None, depth: int) -> list[LexicalMatch]:
+    """The first ``depth`` of ``ranked`` whose records' index metadata pass ``where``, reading records
+    a batch at a time until that many pass (records of no index: graph and symbol signals)."""
+    kept: list[LexicalMatch] = []
+    for start in range(0, len(ranked), depth):
+        batch = ranked[start:start + depth]
+        meta = metadata([i for i, _ in batch])
+        kept += [LexicalMatch(i, score) for i, score in batch if i in meta and matches(meta[i], where)]
+        if len(kept) >= depth:
+            break
+    return kept[:depth]

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from domain.validation import require_choice
 
+SYMBOL_WEIGHT = 0.6  # spec 004's code profile plus the symbol signal (README "Code search")
 MODES = ("hybrid", "vector", "lexical")
-SIGNALS = ("semantic", "contextual", "lexical", "exact", "graph", "when")  # "when" last: it reads the others' hits
+SIGNALS = ("semantic", "contextual", "lexical", "exact", "graph", "symbol", "when")  # "when" last: it reads the others' hits
 VECTOR_SIGNALS = frozenset({"semantic", "contextual"})  # the signals that need the query's embedding
 
 
@@ -28,6 +29,8 @@ class Weights:
     graph: float = 0.0
     # Records of the time a query's dates name ("in June", "last year"), ranked by the query's words.
     when: float = 0.0
+    # Chunks holding the definitions of an indexed codebase whose names the query writes, in any spelling.
+    symbol: float = 0.0
 
     def of(self, signal: str) -> float:
         return float(getattr(self, signal))
@@ -38,7 +41,7 @@ PROFILES: Mapping[str, Weights] = {
     "default": Weights(lexical=0.4, semantic=0.5, exact=0.1),
     "technical": Weights(lexical=0.5, semantic=0.35, exact=0.15),
     "conversational": Weights(lexical=0.25, semantic=0.7, exact=0.05),
-    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4),
+    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4, symbol=SYMBOL_WEIGHT),
     # memtrove's default: chosen on the LoCoMo benchmark (README "Retrieval quality"). With the
     # local MiniLM model, words (BM25 with neighbouring turns) carry about twice the evidence that
     # vectors do, and a small k lets a first rank in either signal decide. The turn-in-context vectors
@@ -69,7 +72,7 @@ class RetrievalConfig:
 
     def top_k(self, signal: str) -> int:
         return {"semantic": self.semantic_top_k, "contextual": self.semantic_top_k, "lexical": self.lexical_top_k,
-                "exact": self.exact_top_k, "graph": self.lexical_top_k, "when": self.lexical_top_k}[signal]
+                "exact": self.exact_top_k, "graph": self.lexical_top_k, "when": self.lexical_top_k, "symbol": self.lexical_top_k}[signal]
 
     def signal_weights(self, mode: object, profile: object) -> tuple[dict[str, float], Weights]:
         """The signals a search runs with their weights, and the profile; a mode naming one signal runs only it."""

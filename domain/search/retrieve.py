@@ -14,6 +14,7 @@ from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
 from domain.ports import Embedder, Filter
 from domain.search.fusion import weighted_rrf
 from domain.search.graph_signal import GraphSignal
+from domain.search.symbol_signal import SymbolSignal
 from domain.search.retrieval import SIGNALS, VECTOR_SIGNALS, RetrievalConfig, Weights
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
@@ -45,6 +46,7 @@ class Retriever:
     catch_up: Callable[[], None] = nothing
     graph: GraphSignal | None = None  # the graph signal (weighed by the profile's ``graph``)
     dates: DateReader | None = None  # the date signal's reader (weighed by the profile's ``when``)
+    symbols: SymbolSignal | None = None  # the symbol signal (weighed by the profile's ``symbol``)
     identity: Identity = RequestContext  # who is calling, when the search does not say
     now: Callable[[], float] = time.time
 
@@ -78,6 +80,9 @@ class Retriever:
         linked = self.graph.ranked(context.actor, query) if "graph" in weights and self.graph else {}
         if not linked:
             weights.pop("graph", None)
+        named = self.symbols.ranked(query, wheres) if "symbol" in weights and self.symbols else {}
+        if not named:
+            weights.pop("symbol", None)
         if not (self.dates and terms.words):
             weights.pop("when", None)
         spans: list[tuple[float, float]] | None = None  # the query's dates, read once the other signals ranked
@@ -108,6 +113,8 @@ class Retriever:
                     if signal == "when":
                         got, full = self.ranker.worded(collection, terms.words, depth, within(where, spans or []),
                                                        chosen.context)
+                    elif signal == "symbol":
+                        got, full = self.symbols.matches(collection, named.get(collection, []), where, depth), False  # type: ignore[union-attr]
                     elif signal == "graph":
                         got, full = self.graph.matches(collection, linked.get(collection, []), where, depth), False  # type: ignore[union-attr]
                     else:

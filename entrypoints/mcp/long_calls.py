@@ -43,8 +43,10 @@ class StillRunning(Generic[T]):
     latest: tuple[str, int, int] | None
 
 
-def run_long(runtime: Runtime, ctx: Any, work: Callable[[Tracker], T], budget: float) -> T | StillRunning[T]:
-    """``work(tracker)`` in the background; its result if it ends within ``budget`` seconds."""
+def run_long(runtime: Runtime, ctx: Any, work: Callable[[Tracker], T], budget: float,
+             unit: str = "chunks embedded") -> T | StillRunning[T]:
+    """``work(tracker)`` in the background; its result if it ends within ``budget`` seconds (progress
+    is told the client as "<done> of <total> <unit>")."""
     tracker = Tracker()
     future = runtime.in_background(lambda: work(tracker))
     deadline = time.monotonic() + budget
@@ -59,7 +61,7 @@ def run_long(runtime: Runtime, ctx: Any, work: Callable[[Tracker], T], budget: f
             sent = latest
             _, done, total = latest
             try:
-                anyio.from_thread.run(ctx.report_progress, done, total, f"{done} of {total} chunks embedded")
+                anyio.from_thread.run(ctx.report_progress, done, total, f"{done} of {total} {unit}")
             except Exception as exc:  # noqa: BLE001 - a client gone away must not stop the work
                 logger.debug("progress_not_sent error={}", exc)
         if time.monotonic() >= deadline:

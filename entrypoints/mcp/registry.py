@@ -18,6 +18,7 @@ from entrypoints.mcp.toolsets.artifacts import ArtifactTools
 from entrypoints.mcp.toolsets.console import ConsoleTools
 from entrypoints.mcp.toolsets.documents import DocumentTools
 from entrypoints.mcp.toolsets.changes import ChangeTools
+from entrypoints.mcp.toolsets.code import CodeTools
 from entrypoints.mcp.toolsets.graph import GraphTools
 from entrypoints.mcp.toolsets.history import HistoryTools
 from entrypoints.mcp.toolsets.memories import MemoryTools
@@ -37,6 +38,7 @@ TOOLSETS: dict[str, tuple[type[Toolbox], ...]] = {
     "console": (ConsoleTools,),
     "graph": (GraphTools,),
     "time": (ChangeTools,),
+    "code": (CodeTools,),
 }
 assert tuple(TOOLSETS) == SETTINGS_TOOLSETS, "config.settings.TOOLSETS names the registry's toolsets"
 TOOL_NAME = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")  # what every client accepts (some refuse dots)

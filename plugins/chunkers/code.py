@@ -15,8 +15,9 @@
 - Packing: consecutive pieces of the same scope (the module, or one cut class) share a chunk up to
   ``spec.target_tokens``, without overlap. A piece still longer than the target is cut with
   ``token_windows`` (which overlaps), each window keeping the piece's name and a 1-based ``part``.
-- Metadata: ``language``; ``qualified_name`` and ``kind`` of the chunk's first piece; and, when a
-  chunk holds several names, ``qualified_names``: all of them in order, repeats collapsed.
+- Metadata: ``language``; ``qualified_name`` and ``kind`` of the chunk's first piece; ``start_line`` and
+  ``end_line`` (1-based, inclusive) of its content; and, when a chunk holds several names,
+  ``qualified_names``: all of them in order, repeats collapsed.
 
 Every cut is at a line start (``\\n``, ``\\r\\n`` or ``\\r``, as Python counts lines), so offsets never
 depend on ast's UTF-8 columns. The text is tokenized once (beside ast, in a second thread, when it
@@ -57,7 +58,7 @@ for _category in (SyntaxWarning, DeprecationWarning):
 
 class CodeChunker(Chunker):
     name = "code"
-    version = "1"
+    version = "2"
 
     def chunk(self, text: str, spec: ChunkSpec, tokenizer: Tokenizer) -> list[Chunk]:
         check_spec(spec)
@@ -72,9 +73,9 @@ class CodeChunker(Chunker):
             pieces = line_pieces(text) if outline is None else []
             tokens = TokenStarts(pending.result() if pending else tokenizer.token_starts(text))
         if outline is None:
-            return assemble(text, pieces, guess_language(text), tokens, spec)
+            return assemble(text, pieces, guess_language(text), tokens, spec, lines)
         pieces = python_pieces(text, lines, outline, 0, len(text), "", -1, tokens, spec.target_tokens)
-        return assemble(text, pieces, "python", tokens, spec)
+        return assemble(text, pieces, "python", tokens, spec, lines)
 
 
 class Node(NamedTuple):
@@ -241,11 +242,15 @@ def _comment_top(text: str, lines: Sequence[int], line: int, floor: int) -> int:
 
 # ---- any other text: cut by lines -------------------------------------------------------------------
 
-def assemble(text: str, pieces: Sequence[Piece], language: str, tokens: TokenStarts, spec: ChunkSpec) -> list[Chunk]:
+def assemble(text: str, pieces: Sequence[Piece], language: str, tokens: TokenStarts, spec: ChunkSpec,
+             lines: Sequence[int] | None = None) -> list[Chunk]:
     """Packs consecutive pieces of one scope up to the target; cuts a longer piece into token windows.
 
     ``pieces`` tile the text, so each boundary is bisected once and any run's size is a subtraction.
+    ``lines``: where the text's lines start (``line_starts`` when not given), for each chunk's 1-based
+    inclusive ``start_line`` and ``end_line``.
     """
+    lines = line_starts(text) if lines is None else lines
     bounds = [piece.start for piece in pieces] + [len(text)]
     marks = [tokens.index(bound) for bound in bounds]
     partial = [0 if tokens.starts_at(mark, bound) else 1 for mark, bound in zip(marks, bounds)]
@@ -256,23 +261,24 @@ def assemble(text: str, pieces: Sequence[Piece], language: str, tokens: TokenSta
         if marks[m] - marks[k] + partial[k] > spec.target_tokens:
             windows = token_windows(text[start:bounds[m]], tokens.local(start, bounds[m]), spec)
             for part, window in enumerate(windows, 1):
-                chunks.append(replace(window, index=len(chunks), start_char=window.start_char + start,
-                                      end_char=window.end_char + start,
-                                      metadata={**_metadata(language, pieces[k:m]), "part": part}))
+                first, last = window.start_char + start, window.end_char + start
+                chunks.append(replace(window, index=len(chunks), start_char=first, end_char=last,
+                                      metadata={**_metadata(language, pieces[k:m], lines, first, last), "part": part}))
         else:
             while (m < len(pieces) and pieces[m].scope == pieces[k].scope
                    and marks[m + 1] - marks[k] + partial[k] <= spec.target_tokens):
                 m += 1
             content = text[start:bounds[m]]
             chunks.append(Chunk(len(chunks), start, bounds[m], content, marks[m] - marks[k] + partial[k],
-                                content_hash(content), _metadata(language, pieces[k:m])))
+                                content_hash(content), _metadata(language, pieces[k:m], lines, start, bounds[m])))
         k = m
     return chunks
 
 
-def _metadata(language: str, pieces: Sequence[Piece]) -> dict[str, object]:
+def _metadata(language: str, pieces: Sequence[Piece], lines: Sequence[int], start: int, end: int) -> dict[str, object]:
     names = [p.name for i, p in enumerate(pieces) if i == 0 or p.name != pieces[i - 1].name]
-    metadata: dict[str, object] = {"language": language, "qualified_name": names[0], "kind": pieces[0].kind}
+    metadata: dict[str, object] = {"language": language, "qualified_name": names[0], "kind": pieces[0].kind,
+                                   "start_line": bisect_right(lines, start), "end_line": bisect_right(lines, end - 1)}
     if len(names) > 1:
         metadata["qualified_names"] = names
     return metadata

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow
 ALL = {"MEMTROVE_TOOLSETS": "all"}
 DOCUMENT_TOOLS = {"memory_commit", "canonical_upsert", "canonical_get", "canonical_outline", "canonical_get_section",
                   "canonical_context_pack", "memory_restore", "project_search"}
+CODE_TOOLS = {"index_codebase", "search_code", "get_indexing_status", "clear_index"}
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -62,7 +63,7 @@ def test_all_lists_every_tool_of_every_toolset(client: BlockingClient) -> None:
     bad = [n for n in names if not TOOL_NAME.match(n)]
     assert not bad, f"tool names outside ^[a-zA-Z0-9_-]{{1,64}}$: {bad}"
     for label, expected in (("core", core.EXPECTED_TOOLS), ("spec 001", sessions.SESSION_TOOLS),
-                            ("spec 002", zapomni.ZAPOMNI_TOOLS), ("spec 004", DOCUMENT_TOOLS)):
+                            ("spec 002", zapomni.ZAPOMNI_TOOLS), ("spec 004", DOCUMENT_TOOLS), ("code", CODE_TOOLS)):
         missing = expected - set(names)
         assert not missing, f"MEMTROVE_TOOLSETS=all misses {label} tools: {sorted(missing)}"
     assert len(core.EXPECTED_TOOLS | sessions.SESSION_TOOLS | zapomni.ZAPOMNI_TOOLS) == 16 + 28 + 7

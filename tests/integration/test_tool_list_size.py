@@ -53,7 +53,7 @@ def test_the_default_tool_list_stays_within_its_budget(sizes) -> None:
 
 def test_every_toolset_is_listed_and_names_are_portable_and_unique(sizes) -> None:
     assert (sizes["sessions"][0], sizes["zapomni"][0], sizes["documents"][0], sizes["console"][0],
-            sizes["graph"][0]) == (28, 7, 8, 6, 9)
+            sizes["graph"][0], sizes["code"][0]) == (28, 7, 8, 6, 9, 4)
     names = sizes["all"][2]
     assert len(names) == len(set(names)) == sum(sizes[t][0] for t in TOOLSETS)
     assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for n in names)

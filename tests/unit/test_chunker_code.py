@@ -211,6 +211,7 @@ def check(text: str, spec: ChunkSpec, tokenizer=SIMPLE) -> list[Chunk]:
         assert chunk.token_count <= spec.target_tokens or single_character
         assert chunk.metadata["kind"] in KINDS and chunk.metadata["qualified_name"]
         assert chunk.metadata["language"] == chunks[0].metadata["language"]
+        assert 1 <= chunk.metadata["start_line"] <= chunk.metadata["end_line"]
         if "qualified_names" in chunk.metadata:
             assert len(chunk.metadata["qualified_names"]) > 1 and "part" not in chunk.metadata
         json.dumps(chunk.metadata)
@@ -372,7 +373,7 @@ def test_a_bad_spec_is_refused() -> None:
 def test_registers_itself() -> None:
     registered: list = []
     code.memtrove_register_chunkers(registered.append)
-    assert [(c.name, c.version) for c in registered] == [("code", "1")]
+    assert [(c.name, c.version) for c in registered] == [("code", "2")]
 
 
 # ---- other languages -------------------------------------------------------------------------------

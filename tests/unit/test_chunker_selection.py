@@ -38,6 +38,29 @@ def test_chosen_by_type_name_and_content(kind, content, names, expected) -> None
     assert choose(kind, content, names, {"token-window"}) == "token-window"  # not installed: the fallback
 
 
+TREE = {f"code-{language}" for language in ("javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp")}
+
+
+@pytest.mark.parametrize(("names", "with_tree", "without_tree"), [
+    (("main.go", None, None), "code-go", "code"),
+    ((None, "src/App.TSX", None), "code-tsx", "code"),
+    ((None, None, "https://git.example/x/blob/main/lib.rs?raw=1#L3"), "code-rust", "code"),
+    (("index.mjs", None, None), "code-javascript", "code"),
+    (("types.d.ts", None, None), "code-typescript", "code"),
+    (("geo.h", None, None), "code-c", "code"),
+    (("geo.hpp", None, None), "code-cpp", "code"),
+    (("Main.java", None, None), "code-java", "code"),
+    (("app.py", None, None), "code", "code"),  # Python: the ast chunker
+    (("stubs.pyi", None, None), "code", "code"),
+    (("Build.kt", None, None), "code", "code"),  # a code suffix tree-sitter does not read here
+    (("README.md", None, "https://x/main.go"), "markdown", "markdown"),
+])
+def test_a_tree_sitter_language_gets_its_own_chunker_when_available(names, with_tree, without_tree) -> None:
+    assert choose("doc", "plain", names, ALL | TREE) == with_tree
+    assert choose("doc", "plain", names, ALL) == without_tree
+    assert choose("doc", "plain", names, {"token-window"}) == "token-window"
+
+
 class Paragraphs:
     """Splits at blank lines, tagging each chunk; valid."""
 

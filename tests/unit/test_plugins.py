@@ -11,10 +11,11 @@ from plugins.manager import DEFAULT_PLUGINS, collect, plugin_manager
 
 def test_built_ins_are_registered() -> None:
     registry = collect(plugin_manager(load_entry_points=False))
-    assert registry.names() == ["chat", "code", "email", "markdown", "rst", "token-window"]
+    assert registry.names() == ["chat", "code", "code-c", "code-cpp", "code-go", "code-java", "code-javascript",
+                                "code-rust", "code-tsx", "code-typescript", "email", "markdown", "rst", "token-window"]
     assert [p.name for p in registry.privacy_policies] == ["clearance"]
     assert list(registry.extractors) == ["spacy"]  # "llm" only with a chat model configured
-    assert len(DEFAULT_PLUGINS) == 9
+    assert len(DEFAULT_PLUGINS) == 10
 
 
 def test_a_third_party_chunker_registers_through_the_same_hook() -> None:

@@ -15,8 +15,7 @@ from typing import Annotated, Any
 import anyio.from_thread
 from loguru import logger
 from mcp.server.mcpserver import Context
-from mcp.shared.message import ServerMessageMetadata
-from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from adapters import request_scope
@@ -27,6 +26,7 @@ from domain.documents.model import DOC_CLASSES, KINDS
 from domain.documents.usecases import CommitEntries, ReadCanonical, UpsertCanonical, shown
 from domain.ports.documents import ProjectResolver
 from entrypoints.mcp import identity, render
+from entrypoints.mcp.roots import client_roots
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
 
 Key = Annotated[str, Field(description='Canonical key, e.g. "app" or "feature/auth"')]
@@ -59,17 +59,8 @@ class DocumentTools(Toolbox):
         session = ctx.session
         if session in cache:
             return cache[session]
-        found: str | None = None
-        capabilities = ctx.client_capabilities
-        if capabilities is not None and capabilities.roots is not None:
-            try:
-                # Asked on this request's own channel (the only back-channel some transports have).
-                roots = anyio.from_thread.run(lambda: session.send_request(
-                    ListRootsRequest(), ListRootsResult,
-                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id)))
-                found = self.use(ProjectResolver)().project_of([str(r.uri) for r in roots.roots])
-            except Exception as exc:  # noqa: BLE001 - a client that cannot answer gets the default project
-                logger.debug("roots_unavailable error={}", exc)
+        roots = client_roots(ctx)
+        found = self.use(ProjectResolver)().project_of(roots) if roots is not None else None
         cache[session] = found or default
         return cache[session]
 

@@ -30,11 +30,12 @@ def matcher(globs: Sequence[str]) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(globs) if globs else None
 
 
-def walk(paths: Sequence[Path], include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Iterator[Path]:
+def walk(paths: Sequence[Path], include: Sequence[str] = (), exclude: Sequence[str] = (),
+         skip_dirs: frozenset[str] = frozenset()) -> Iterator[Path]:
     """Every file under ``paths`` (a file named itself is taken as it is), in a stable order, without
     hidden files and folders (``.git``, ``.obsidian``, ``.gitignore``...), what ``.gitignore`` files
     and ``exclude`` leave out, and only what ``include`` names when given (globs matched against the
-    path below the folder given, gitignore style)."""
+    path below the folder given, gitignore style); folders named in ``skip_dirs`` are not entered."""
     wanted, unwanted = matcher(include), matcher(exclude)
     for given in paths:
         if given.is_file():
@@ -48,7 +49,8 @@ def walk(paths: Sequence[Path], include: Sequence[str] = (), exclude: Sequence[s
             ignore = here / ".gitignore"
             if ignore.is_file():
                 rules.append((here, pathspec.GitIgnoreSpec.from_lines(ignore.read_text("utf-8", "replace").splitlines())))
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _ignored(here / d, rules, True))
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in skip_dirs
+                             and not _ignored(here / d, rules, True))
             for name in sorted(f for f in files if not f.startswith(".")):
                 path = here / name
                 relative = path.relative_to(root).as_posix()
