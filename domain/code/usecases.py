@@ -20,7 +20,6 @@ from domain.search.symbol_signal import symbol_keys
 from domain.validation import require_choice, require_int, require_text
 
 SNIPPET_LINES = 12
-PROFILE = "code"
 
 
 def shown_status(cb: Codebase, now: float) -> str:
@@ -112,14 +111,15 @@ class CodeHit:
 
 @dataclass(frozen=True, slots=True)
 class SearchCode:
-    """Hybrid search (meaning, words, exact tokens, symbol names) over indexed codebases' chunks."""
+    """Hybrid search (meaning, words, exact tokens, symbol names) over indexed codebases' chunks; by
+    default in memtrove's default profile, whose symbol signal reads the symbol table."""
 
     retrieve: Retriever
     codebases: Codebases
     code: CodeStore
 
     def __call__(self, query: object, path: object = None, language: object = None, symbol_kind: object = None,
-                 limit: object = 10, mode: object = None) -> list[CodeHit]:
+                 limit: object = 10, mode: object = None, profile: object = None) -> list[CodeHit]:
         text = require_text("query", query, 500, label="Query")
         count = require_int("limit", limit, 1, 50)
         languages = check_languages(None if language is None else [language], "language")
@@ -141,7 +141,7 @@ class SearchCode:
             where["language"] = languages[0]
         by_id = {cb.id: cb for cb in found}
         fetch = count * 3 if kind else count
-        hits = self.retrieve(text, {WHOLE: where, CHUNKS: dict(where)}, fetch, mode, PROFILE)
+        hits = self.retrieve(text, {WHOLE: where, CHUNKS: dict(where)}, fetch, mode, profile)
         keys = symbol_keys(text)
         results: list[CodeHit] = []
         files: dict[tuple[str, str], CodeFile | None] = {}

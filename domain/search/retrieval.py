@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from domain.validation import require_choice
 
-SYMBOL_WEIGHT = 0.6  # spec 004's code profile plus the symbol signal (README "Code search")
+SYMBOL_WEIGHT = 0.3  # the symbol signal in memtrove's default profile (README "Code search")
 MODES = ("hybrid", "vector", "lexical")
 SIGNALS = ("semantic", "contextual", "lexical", "exact", "graph", "symbol", "when")  # "when" last: it reads the others' hits
 VECTOR_SIGNALS = frozenset({"semantic", "contextual"})  # the signals that need the query's embedding
@@ -41,7 +41,7 @@ PROFILES: Mapping[str, Weights] = {
     "default": Weights(lexical=0.4, semantic=0.5, exact=0.1),
     "technical": Weights(lexical=0.5, semantic=0.35, exact=0.15),
     "conversational": Weights(lexical=0.25, semantic=0.7, exact=0.05),
-    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4, symbol=SYMBOL_WEIGHT),
+    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4),
     # memtrove's default: chosen on the LoCoMo benchmark (README "Retrieval quality"). With the
     # local MiniLM model, words (BM25 with neighbouring turns) carry about twice the evidence that
     # vectors do, and a small k lets a first rank in either signal decide. The turn-in-context vectors
@@ -50,7 +50,8 @@ PROFILES: Mapping[str, Weights] = {
     # recall@10 on LoCoMo's five held-out conversations and lifts every category (README "Knowledge graph").
     # The date signal (records of the time a query's dates name, by its words) at 0.5: +0.014 recall@10
     # and +0.024 recall@1 on LoCoMo, temporal and single-hop questions up, no category down (README "Dates in queries").
-    "recall": Weights(lexical=0.55, semantic=0.3, exact=0.1, k=10, contextual=0.1, graph=0.1, when=0.5),
+    "recall": Weights(lexical=0.55, semantic=0.3, exact=0.1, k=10, contextual=0.1, graph=0.1, when=0.5,
+                      symbol=SYMBOL_WEIGHT),
 }
 DEFAULT_PROFILE = "recall"
 

@@ -3,7 +3,8 @@ spelling (``getUserById``, ``get_user_by_id``, ``GetUserByID``, "get user by id"
 other signals' hits are fused with them.
 
 Keys are folded (case and separators gone: domain.code.model.folded): each identifier of the query
-(a dotted path whole and its last part), and each run of 2-4 plain words. A definition whose
+(a dotted path whole and its last part), and in a short query (a name written in words) each run of
+2-4 plain words. A definition whose
 qualified name matches ranks first, then one whose name does; a name a plain word run spells counts
 less than one written as code. Records pass the search's filters and access rule before they rank.
 """
@@ -25,6 +26,7 @@ from domain.search.graph_signal import passing
 from domain.search.lexical import STOPWORDS
 
 MAX_SYMBOLS = 200  # definitions read per query
+MAX_NAME_WORDS = 5  # a query of more content words than this is read for identifiers only
 _CODE_LIKE = re.compile(r"[_.$]|::|->|[a-z][A-Z]|[A-Za-z]\d")
 _PLAIN = re.compile(r"[A-Za-z]+")
 
@@ -44,6 +46,8 @@ def symbol_keys(query: str) -> dict[str, float]:
             if last != token and len(words_of(last)) > 0:
                 add(folded(last), 0.7)
     plain = [w for w in _PLAIN.findall(query)]
+    if len([w for w in plain if w.lower() not in STOPWORDS]) > MAX_NAME_WORDS:
+        return keys  # a sentence, not a name written in words: its runs would name whatever shares them
     for n in (2, 3, 4):
         for i in range(len(plain) - n + 1):
             run = plain[i:i + n]

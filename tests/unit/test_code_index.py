@@ -181,6 +181,8 @@ def test_a_symlinked_file_out_of_the_codebase_is_skipped(w) -> None:
 
 def test_the_query_keys_of_the_symbol_signal() -> None:
     assert symbol_keys("where is getUserById?") == {"getuserbyid": 1.0}  # "where is": stopwords at both ends
-    keys = symbol_keys("os.path.join in the merge environment settings")
-    assert keys["ospathjoin"] == 1.0 and keys["join"] == 0.7 and keys["mergeenvironmentsettings"] == 0.5
+    keys = symbol_keys("os.path.join in the merge settings")
+    assert keys["ospathjoin"] == 1.0 and keys["join"] == 0.7 and keys["mergesettings"] == 0.5
     assert "in" not in keys and "inthe" not in keys
+    sentence = symbol_keys("where does the session merge proxy settings from the environment with os.path.join")
+    assert sentence == {"ospathjoin": 1.0, "join": 0.7}  # a sentence: its identifiers only, no runs of words

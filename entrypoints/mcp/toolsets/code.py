@@ -25,7 +25,7 @@ from domain.ports.code import Codebase
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.long_calls import StillRunning, run_long
 from entrypoints.mcp.roots import client_roots
-from entrypoints.mcp.tooling import Mode
+from entrypoints.mcp.tooling import Mode, Profile
 from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
 
 Path = Annotated[str, Field(description="Absolute path of a directory on the server's machine")]
@@ -127,8 +127,9 @@ class CodeTools(Toolbox):
                                                              + ", ".join(SYMBOL_KINDS))] = None,
         limit: Annotated[int, Field(description="Max results, 1-50")] = 10,
         mode: Mode = "hybrid",
+        profile: Profile = None,
     ) -> CallToolResult:
-        hits = self.use(SearchCode)()(query, path, language, symbol_kind, limit, mode)
+        hits = self.use(SearchCode)()(query, path, language, symbol_kind, limit, mode, profile)
         lines = [f"{len(hits)} results:"]
         lines += [f"{h.path}:{h.start_line}-{h.end_line}" + (f" {h.symbol.qualified_name}" if h.symbol else "")
                   for h in hits]
