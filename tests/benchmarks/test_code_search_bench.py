@@ -116,3 +116,46 @@ def test_code_search_finds_where_things_are_done(report, tmp_path: Path) -> None
         assert figures["meaning_hybrid"]["hit@5"] >= 0.80, figures
     assert_timing(reindex <= 2.0, f"re-index after one edit took {reindex:.2f} s")
     rt.shutdown()
+
+
+def module(n: int) -> str:
+    return (f'"""Module {n} of a generated package."""\n\nimport os\n\n\n'
+            f'def handler_{n}(request):\n    """Answer request number {n}."""\n    return os.path.join("r", str({n}))\n\n\n'
+            f'class Store{n}:\n    def load_{n}(self, key):\n        return self.rows.get(key, {n})\n')
+
+
+@pytest.mark.slow
+def test_reindex_after_one_edit(report, tmp_path: Path) -> None:
+    """A codebase of ``count`` files indexed once; then re-indexed with nothing changed (the reference:
+    the walk, a hash per file, the rows) and after one edit each time (plus one file cut, embedded and
+    its symbols replaced). Medians of 3 each, in one run."""
+    count = 1_000 if FULL else 60
+    roots = tmp_path / "roots"
+    root = roots / "generated"
+    for n in range(count):
+        (root / f"pkg{n // 100}").mkdir(parents=True, exist_ok=True)
+        (root / f"pkg{n // 100}" / f"mod{n}.py").write_text(module(n))
+    rt = Runtime(Settings(memtrove_data_dir=tmp_path / "data", memtrove_warmup=False))
+    rt.start()
+    rt.ensure_ready()
+    first, took = index(rt, root, roots)
+    assert first.counts["indexed"] == count
+    same, edited = [], []
+    for n in range(3):
+        again, seconds = index(rt, root, roots)
+        assert again.counts["unchanged"] == count
+        same.append(seconds)
+        at = n * (count // 3)
+        path = root / f"pkg{at // 100}" / f"mod{at}.py"
+        path.write_text(path.read_text() + f"\n\ndef edited_{n}():\n    return {n}\n")
+        again, seconds = index(rt, root, roots)
+        assert (again.counts["indexed"], again.counts["unchanged"]) == (1, count - 1)
+        edited.append(seconds)
+    found = rt.app.use_cases.search_code()("edited_2", str(root), limit=1)
+    assert [h.symbol.qualified_name for h in found] == ["edited_2"]
+    report(files=count, first_index_seconds=round(took, 1), first_files_per_second=round(count / took, 1),
+           reindex_unchanged_median_s=round(statistics.median(same), 3),
+           reindex_one_edit_median_s=round(statistics.median(edited), 3),
+           edit_over_unchanged=round(statistics.median(edited) / statistics.median(same), 2))
+    assert_timing(statistics.median(edited) <= 2.0, f"re-index after one edit: {statistics.median(edited):.2f} s")
+    rt.shutdown()
