@@ -107,9 +107,12 @@ class IndexCodebase:
         return live, False
 
     def run(self, cb: Codebase, progress: Progress | None = None) -> Codebase:
-        """Index the claimed codebase to the end; the codebase as the run left it (indexed or failed)."""
+        """Index the claimed codebase to the end; the codebase as the run left it (indexed or failed; as
+        the store has it when another run took it over or it was cleared meanwhile)."""
         try:
             return self._run(cb, progress or (lambda done, total: None))
+        except TakenOver as lost:
+            return lost.codebase or replace(cb, status="cleared")
         except Exception as exc:
             failed = replace(cb, status="failed", error=f"{type(exc).__name__}: {exc}"[:500], heartbeat=self.now(),
                              finished_at=self.clock())
@@ -124,10 +127,11 @@ class IndexCodebase:
         counts = {"files": len(paths), "done": 0, "indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0,
                   "chunks": 0, "symbols": 0, "failed": 0}
         skipped: list[tuple[str, str]] = []
-        beat = self.now()
+        beat = Heartbeat(self.code, cb, self.now, counts, skipped)
         progress(0, len(paths))
         for path in paths:
-            status, chunks, symbols, why = self._file(cb, path, known.get(path), alive)
+            beat()
+            status, chunks, symbols, why = self._file(cb, path, known.get(path), alive, beat)
             counts[status] += 1
             counts["chunks"] += chunks
             counts["symbols"] += symbols
@@ -135,10 +139,6 @@ class IndexCodebase:
             if why:
                 skipped.append((path, why))
             progress(counts["done"], len(paths))
-            if self.now() - beat >= HEARTBEAT_SECONDS:
-                beat = self.now()
-                self.code.update_run(replace(cb, heartbeat=beat, counts=dict(counts),
-                                             skipped=tuple(skipped[:MAX_SKIPPED_SHOWN])))
         present = set(paths)
         gone = sorted(p for p in known if p not in present)
         for path in gone:
@@ -150,8 +150,8 @@ class IndexCodebase:
         self.code.update_run(done)
         return done
 
-    def _file(self, cb: Codebase, path: str, known: CodeFile | None,
-              alive: dict[str, Any]) -> tuple[str, int, int, str | None]:
+    def _file(self, cb: Codebase, path: str, known: CodeFile | None, alive: dict[str, Any],
+              beat: Callable[..., None]) -> tuple[str, int, int, str | None]:
         """(status, chunks written, symbols written, why skipped or failed)."""
         found = self.tree.read(cb.root, path)
         if found.text is None:
@@ -165,7 +165,7 @@ class IndexCodebase:
             result = self.ingest(IngestRequest(
                 "doc", SOURCE, found.text, source_id=f"{cb.id}/{path}"[:500], source_url=f"file://{cb.root}/{path}",
                 title=path[:500], labels=file_labels(cb, path, language),
-                shared_with=cb.acl if cb.project else None))
+                shared_with=cb.acl if cb.project else None), lambda *_: beat(False))  # a long file beats too
         except ValidationError as exc:  # over the artifact's limits: said, not fatal to the run
             return "failed", 0, 0, exc.message
         artifact = result.settled()
@@ -179,6 +179,39 @@ class IndexCodebase:
             self.delete(artifact_id)
         except NotFoundError:
             pass  # gone already (an earlier run stopped between the artifact and the row)
+
+
+class TakenOver(Exception):
+    """The run no longer holds its codebase: another run claimed it (this one was silent too long)."""
+
+    def __init__(self, codebase: Codebase | None) -> None:
+        super().__init__("another run took the codebase over")
+        self.codebase = codebase
+
+
+@dataclass
+class Heartbeat:
+    """Called often; at most every HEARTBEAT_SECONDS it writes the run's progress, after checking the
+    run still holds the codebase (TakenOver when not: its work would be another's)."""
+
+    code: CodeStore
+    cb: Codebase
+    now: Callable[[], float]
+    counts: dict[str, int]
+    skipped: list[tuple[str, str]]
+    last: float = 0.0
+
+    def __call__(self, check: bool = True) -> None:
+        """``check``: between files (not inside an ingest, which must not be broken off)."""
+        at = self.now()
+        if at - self.last < HEARTBEAT_SECONDS:
+            return
+        self.last = at
+        held = self.code.get_codebase(self.cb.id)
+        if check and (held is None or held.run != self.cb.run):
+            raise TakenOver(held)
+        self.code.update_run(replace(self.cb, heartbeat=at, counts=dict(self.counts),
+                                     skipped=tuple(self.skipped[:MAX_SKIPPED_SHOWN])))
 
 
 def file_labels(cb: Codebase, path: str, language: str) -> dict[str, Any]:

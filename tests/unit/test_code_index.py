@@ -186,3 +186,33 @@ def test_the_query_keys_of_the_symbol_signal() -> None:
     assert "in" not in keys and "inthe" not in keys
     sentence = symbol_keys("where does the session merge proxy settings from the environment with os.path.join")
     assert sentence == {"ospathjoin": 1.0, "join": 0.7}  # a sentence: its identifiers only, no runs of words
+
+
+def test_a_run_whose_process_died_shows_interrupted_and_the_next_goes_on_from_it(w) -> None:
+    clock = [1_000.0]
+    w.index = replace(w.index, now=lambda: clock[0])
+    w.status = IndexStatus(w.status.codebases, now=lambda: clock[0])
+    cb, _ = w.index.start(IndexRequest(str(w.root), [str(w.tmp)]))
+    # The process "dies" after its first file: that file's artifact and row are committed, nothing else.
+    path = "app/mail.py"
+    w.index._file(cb, path, None, {}, lambda check=True: None)
+    clock[0] += 121
+    assert [c.status for c in w.status(str(w.root))] == ["interrupted"]
+    again, started = w.index.start(IndexRequest(str(w.root), [str(w.tmp)]))
+    assert started and again.run != cb.run
+    done = w.index.run(again)
+    assert (done.counts["unchanged"], done.counts["indexed"]) == (1, 2)
+    assert w.status(str(w.root))[0].status == "indexed"
+
+
+def test_a_run_taken_over_stops_without_writing_over_the_new_one(w) -> None:
+    clock = [1_000.0]
+    w.index = replace(w.index, now=lambda: clock[0])
+    old, _ = w.index.start(IndexRequest(str(w.root), [str(w.tmp)]))
+    clock[0] += 500  # silent past STALE_SECONDS: another run claims it
+    new, started = w.index.start(IndexRequest(str(w.root), [str(w.tmp)]))
+    assert started
+    left = w.index.run(old)
+    assert left.run == new.run and left.status == "indexing"  # the old run saw it lost the codebase, did nothing
+    assert w.store.code_files(old.id) == {}
+    assert w.index.run(new).counts["indexed"] == 3
