@@ -166,7 +166,7 @@ class SearchCode:
         file = files[(cb_id, path)]
         structure = hit.fields.get("structure") or {}
         first = int(structure.get("start_line") or 1)
-        last = int(structure.get("end_line") or first + hit.content.count("\n"))
+        last = int(structure.get("end_line") or first + hit.content.rstrip("\n").count("\n"))
         symbols = file.symbols if file else ()
         inside = tuple(s for s in symbols if first <= s.start_line <= last)
         around = tuple(s for s in symbols if s.start_line < first <= s.end_line)
