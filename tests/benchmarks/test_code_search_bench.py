@@ -114,8 +114,7 @@ def test_code_search_finds_where_things_are_done(report, tmp_path: Path) -> None
     assert figures["name_hybrid"]["hit@5"] > figures["name_lexical"]["hit@5"], figures  # the symbol signal's work
     if FULL:
         assert figures["meaning_hybrid"]["hit@5"] >= 0.80, figures
-    assert_timing(reindex <= 2.0, f"re-index after one edit took {reindex:.2f} s")
-    rt.shutdown()
+    rt.shutdown()  # (the re-index here is one real file's embedding: reported; the target is test_reindex_after_one_edit's)
 
 
 def module(n: int) -> str:

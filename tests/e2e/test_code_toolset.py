@@ -65,6 +65,7 @@ def test_index_search_edit_delete_clear(world) -> None:
     edited = repo / "src/requests/help.py"
     edited.write_text(edited.read_text() + "\n\ndef memtrove_probe_marker():\n    return 'probe'\n")
     gone = repo / "src/requests/certs.py"
+    gone_artifact = call(client, "search_code", query="where", path=str(gone))["results"][0]["artifact_id"]
     gone.unlink()
     second = call(client, "index_codebase", path=str(repo), include=src)
     assert (second["indexed"], second["removed"], second["unchanged"]) == (1, 1, len(expected) - 2)
@@ -73,6 +74,7 @@ def test_index_search_edit_delete_clear(world) -> None:
     certs = call(client, "search_code", query="where", path=str(repo / "src/requests"), limit=50)["results"]
     assert "src/requests/certs.py" not in {h["path"] for h in certs}
     assert call(client, "search_code", query="where", path=str(gone))["results"] == []
+    assert "not found" in refused(client, "artifact_get", artifact_id=gone_artifact).lower()
 
     cleared = call(client, "clear_index", path=str(repo))
     assert cleared["files_removed"] == len(expected) - 1
