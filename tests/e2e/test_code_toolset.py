@@ -135,3 +135,52 @@ def test_the_clients_roots_allow_what_they_hold_and_nothing_else(tmp_path: Path)
         asyncio.run(run())
     finally:
         runtime.shutdown()
+
+
+def test_a_long_index_reports_progress_answers_within_budget_and_completes(tmp_path: Path) -> None:
+    """Over HTTP with a slow embedding API (a real local server): the call answers at its 1 s budget with
+    where it got to, progress notifications counted files meanwhile, a second call joins the run, clear
+    waits for it, and get_indexing_status follows it to the end."""
+    import asyncio
+    import time
+
+    from tests.e2e.scenario import call_ok
+    from tests.e2e.test_long_ingest import slow_env
+    from tests.support.fake_openai import FakeOpenAIServer
+    from tests.support.mcp_procs import http_server, http_session
+
+    root = tmp_path / "roots" / "slow"
+    root.mkdir(parents=True)
+    for n in range(12):
+        (root / f"step{n}.py").write_text(f"def step_{n}_handler(value):\n    return value + {n}\n")
+    with FakeOpenAIServer(default_dimensions=32, slow_seconds=0.4) as fake:
+        fake.script(*["slow"] * 14)
+        env = slow_env(fake, MEMTROVE_TOOLSETS="core,code", MEMTROVE_CODE_ROOTS=str(tmp_path / "roots"))
+        with http_server(tmp_path / "data", env) as server:
+            async def scenario() -> None:
+                async with http_session(server.mcp_url) as client:
+                    progress: list[tuple[float, float | None, str | None]] = []
+
+                    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                        progress.append((done, total, message))
+
+                    result = await client.call_tool("index_codebase", {"path": str(root)}, progress_callback=on_progress)
+                    body = result.structured_content
+                    assert not result.is_error and body["status"] == "indexing", body
+                    assert body["files"] == 12 and 0 <= body["done"] < 12
+                    assert progress and {t for _, t, _ in progress} == {12}
+                    assert [d for d, _, _ in progress] == sorted(d for d, _, _ in progress)
+                    assert progress[-1][2].endswith("of 12 files read")
+                    joined = await call_ok(client, "index_codebase", {"path": str(root)})
+                    assert joined["status"] == "indexing" and joined["codebase_id"] == body["codebase_id"]
+                    busy = await client.call_tool("clear_index", {"path": str(root)})
+                    assert busy.is_error and "being indexed" in busy.content[0].text
+                    deadline = time.monotonic() + 120
+                    while (status := (await call_ok(client, "get_indexing_status", {"path": str(root)}))
+                           ["codebases"][0])["status"] == "indexing":
+                        assert time.monotonic() < deadline, status
+                        await asyncio.sleep(0.3)
+                    assert (status["status"], status["indexed"]) == ("indexed", 12)
+                    found = await call_ok(client, "search_code", {"query": "step7Handler", "limit": 1})
+                    assert found["results"][0]["symbol"] == "step_7_handler"
+            asyncio.run(scenario())
