@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from adapters.sqlalchemy_base import metadata
 from adapters.sqlalchemy_tables import put_meta
 from domain.ids import artifact_of, record_of
 from domain.locking import KeyedLock
+from adapters.vector_blobs import decode, decode_rows, encode
 from adapters.vector_math import matches
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import NEVER, acl_fields
@@ -37,7 +37,7 @@ vectors = Table(
     Column("owner", String(160), nullable=False),  # the record, or the artifact of a chunk
     Column("version", String(12), nullable=False),
     Column("pending", Boolean, nullable=False),  # of an artifact version not committed yet
-    Column("embedding", LargeBinary, nullable=False),  # float32, native byte order
+    Column("embedding", LargeBinary, nullable=False),  # float16 (adapters/vector_blobs.py); float32 before
     Column("meta", Text, nullable=False),
     Index("ix_vectors_owner", "collection", "owner"),
 )
@@ -71,7 +71,7 @@ def put_vectors(conn: Connection, collection: str, owner: str | None, records: S
     """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
     rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
              "version": str(r.metadata.get("version", "")), "pending": pending,
-             "embedding": array("f", r.vector).tobytes(), "meta": json.dumps(r.metadata, sort_keys=True)}
+             "embedding": encode(r.vector), "meta": json.dumps(r.metadata, sort_keys=True)}
             for r in records]
     for start in range(0, len(rows), 1_000):
         conn.execute(insert(vectors), rows[start:start + 1_000])
@@ -116,9 +116,8 @@ def backfill_access(conn: Connection) -> None:
 
 
 def _record(row: Any) -> VectorRecord:
-    vector = array("f")
-    vector.frombytes(row.embedding)
-    return VectorRecord(id=row.id, record_id=record_of(row.id), vector=vector.tolist(), metadata=json.loads(row.meta))
+    return VectorRecord(id=row.id, record_id=record_of(row.id), vector=decode(row.embedding).tolist(),
+                        metadata=json.loads(row.meta))
 
 
 class SqlVectorOutbox(VectorOutbox, KeyLocks):
@@ -191,7 +190,7 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
         kept = [row for row in rows if matches(json.loads(row.meta), where)]
         if not kept:
             return owners, []
-        found = np.frombuffer(b"".join(row.embedding for row in kept), dtype=np.float32).reshape(len(kept), -1)
+        found = decode_rows([row.embedding for row in kept])
         query = np.asarray(vector, dtype=np.float32)
         norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)
         scores = (found @ query) / np.where(norms == 0, 1.0, norms)
@@ -209,7 +208,7 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
                 if record_of(row.id) in wanted]
         if not rows:
             return {}
-        found = np.frombuffer(b"".join(row.embedding for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        found = decode_rows([row.embedding for row in rows])
         query = np.asarray(vector, dtype=np.float32)
         norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)
         scores = (found @ query) / np.where(norms == 0, 1.0, norms)

@@ -197,10 +197,13 @@ def without_ingest_time(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def same_vector(a: bytes, b: bytes) -> bool:
-    """Equal float32 vectors, up to the last bit (Chroma's cosine index normalises what it stores)."""
+    """Chroma's float32 vector and the store's copy (half precision, read back as float32) are equal,
+    up to the last bit (Chroma's cosine index normalises what it stores)."""
     import numpy as np
 
-    x, y = np.frombuffer(a, dtype=np.float32), np.frombuffer(b, dtype=np.float32)
+    from adapters.vector_blobs import decode
+
+    x, y = np.frombuffer(a, dtype=np.float32), decode(b)
     return x.shape == y.shape and bool(np.allclose(x, y, rtol=0.0, atol=1e-6))
 
 
