@@ -36,7 +36,8 @@ def picked(secs: list[Section]) -> list[Section]:
 async def measure(tmp: Path, docs: dict[str, str]) -> dict[str, Any]:
     from mcp.client import Client
 
-    runtime = Runtime(Settings(memtrove_data_dir=tmp, memtrove_warmup=False))
+    # The call waits for its ingest whatever the load (a busy machine took the 20 s budget and found nothing).
+    runtime = Runtime(Settings(memtrove_data_dir=tmp, memtrove_warmup=False, memtrove_call_budget=3600))
     runtime.start()
     runtime.ensure_ready()
     try:

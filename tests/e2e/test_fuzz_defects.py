@@ -66,6 +66,8 @@ BASES: dict[str, dict[str, Any]] = {
     "unmerge_entity": {"alias": "plain", "entity": "plain"},
     "memory_changes": {"since": "2024-01-01"}, "event_search": {"query": "plain"}, "timeline": {},
     "search_system_memory": {}, "list_sessions": {},
+    "index_codebase": {"path": "/nonexistent-memtrove-code"}, "search_code": {"query": "plain"},
+    "get_indexing_status": {"path": "/nonexistent-memtrove-code"}, "clear_index": {"path": "/nonexistent-memtrove-code"},
     **{f"search_{kind}_{suffix}": {"query": "plain"} for kind in ("reports", "working_memory", "knowledge_base")
        for suffix in ("specific_chunks", "section_context", "full_documents")},
 }

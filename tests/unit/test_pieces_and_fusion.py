@@ -58,7 +58,7 @@ def test_profiles_modes_and_their_errors() -> None:
 
     config = RetrievalConfig()
     assert config.signal_weights(None, None)[0] == {"lexical": 0.55, "semantic": 0.3, "contextual": 0.1, "exact": 0.1,
-                                                     "graph": 0.1, "when": 0.5}
+                                                     "graph": 0.1, "when": 0.5, "symbol": 0.3}
     assert config.signal_weights(None, None)[1].k == 10
     assert config.signal_weights("vector", "default") == ({"semantic": 1.0}, config.profiles["default"])
     assert config.signal_weights("lexical", "code")[0] == {"lexical": 1.0, "exact": 0.4 / 0.3}
