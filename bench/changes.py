@@ -21,9 +21,9 @@ START = datetime(2025, 1, 1, tzinfo=timezone.utc)
 def main(events: int, queries: int, out: Path) -> int:
     from sqlalchemy import insert
 
-    from adapters.sqlalchemy_changes import changes
-    from adapters.sqlalchemy_ledger import SqlStore
-    from adapters.sqlalchemy_store import make_engine
+    from adapters.sql.changes import changes
+    from adapters.sql.ledger import SqlStore
+    from adapters.sql.store import make_engine
     from domain.access.principal import Principal, RequestContext
     from domain.changes.usecases import MemoryChanges
 

@@ -19,9 +19,9 @@ KINDS = ("knows", "owns", "near", "part of")
 def main(entities: int, relations: int, walks: int, out: Path) -> int:
     from sqlalchemy import insert
 
-    from adapters.sqlalchemy_graph import graph_entities, graph_relations
-    from adapters.sqlalchemy_ledger import SqlStore
-    from adapters.sqlalchemy_store import make_engine
+    from adapters.sql.graph import graph_entities, graph_relations
+    from adapters.sql.ledger import SqlStore
+    from adapters.sql.store import make_engine
     from domain.access.principal import Principal, RequestContext
     from domain.graph.usecases import KnowledgeGraph
 

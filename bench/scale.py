@@ -154,8 +154,8 @@ def _raw_reference(folder: Path, asked: list[str], model: BagOfWords) -> dict[st
     import chromadb
     from chromadb.config import Settings
 
-    from adapters.fts import MATCH_BUDGET
-    from adapters.fts_sqlite import _quoted
+    from adapters.lexical.fts import MATCH_BUDGET
+    from adapters.lexical.sqlite import _quoted
     from domain.search.lexical import analyse
 
     client = chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False))

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 from adapters import request_scope
-from adapters.chroma import ChromaVectorIndex
+from adapters.vectors.chroma import ChromaVectorIndex
 from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from config.faults import crash_checkpoint
 from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
-from adapters.dates import read_spans, resolve_date
-from adapters.source_tree import SourceDirs
+from adapters.text.dates import read_spans, resolve_date
+from adapters.files.source_tree import SourceDirs
 from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def engine(url: str) -> Iterator[object]:
-    from adapters.sqlalchemy_store import make_engine
+    from adapters.sql.store import make_engine
 
     engine = make_engine(url)
     yield engine
@@ -20,30 +20,30 @@ def engine(url: str) -> Iterator[object]:
 
 
 def pgvector(profile: object, engine: object) -> object:
-    from adapters.pgvector_index import PgVectorIndex
+    from adapters.vectors.pgvector import PgVectorIndex
 
     return PgVectorIndex(profile, engine)  # type: ignore[arg-type]
 
 
 def sql_store(engine: object) -> object:
-    from adapters.sqlalchemy_ledger import SqlStore
+    from adapters.sql.ledger import SqlStore
 
     return SqlStore(engine)  # type: ignore[arg-type]
 
 
 def projects() -> ProjectResolver:
-    from adapters.projects import GitProjects
+    from adapters.files.projects import GitProjects
 
     return GitProjects()
 
 
 def tokenizer() -> object:
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
 
     return TiktokenTokenizer()
 
 
 def exporter(root: object) -> object:
-    from adapters.export_files import DirectoryExporter
+    from adapters.files.export import DirectoryExporter
 
     return DirectoryExporter(root)  # type: ignore[arg-type]

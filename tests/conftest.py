@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from adapters.memory import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
-from adapters.memory_scopes import InMemoryStore
+from adapters.memory.basics import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
+from adapters.memory.scopes import InMemoryStore
 from domain.model import ChunkSpec
 from domain.pieces import PieceSplitter
 from plugins.chunkers.token_window import TokenWindowChunker

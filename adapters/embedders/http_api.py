@@ -76,7 +76,7 @@ class HttpEmbedder(Embedder):
 
     # -- the port ---------------------------------------------------------------------------------
     def count_tokens(self, text: str) -> int:
-        from adapters.tokenizers import cl100k_count  # lazy: loading the ranks takes a moment
+        from adapters.text.tokenizers import cl100k_count  # lazy: loading the ranks takes a moment
 
         ordinary = cl100k_count(text)
         return math.ceil(ordinary * self.token_ratio) + self.special_tokens

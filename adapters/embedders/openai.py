@@ -72,7 +72,7 @@ class OpenAIEmbedder(Embedder):
         return self._embed_batch([text])[0]
 
     def count_tokens(self, text: str) -> int:
-        from adapters.tokenizers import cl100k_count  # lazy: loading the ranks takes a moment
+        from adapters.text.tokenizers import cl100k_count  # lazy: loading the ranks takes a moment
 
         # The embeddings endpoint adds no special tokens and reads special-token text as plain text.
         return cl100k_count(text)

@@ -24,7 +24,7 @@ from domain.chunking import content_hash
 from domain.errors import ValidationError
 from domain.validation import format_ts
 from entrypoints.console.connection import CommandFailed, call
-from adapters.files import Found, read, walk
+from adapters.files.walk import Found, read, walk
 from entrypoints.console.progress import Progress
 
 CALLS_IN_FLIGHT = 2  # one file read and sent while the server embeds another

@@ -20,7 +20,7 @@ import pytest
 from dependency_injector import providers
 
 from adapters import request_scope
-from adapters.memory import HashEmbedder
+from adapters.memory.basics import HashEmbedder
 from config.settings import Settings
 from domain.access.principal import Principal
 from domain.artifacts.input import IngestRequest

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.text.tokenizers import TiktokenTokenizer
 from config.settings import Settings
 from domain.chunking import content_hash
 from domain.ids import chunk_id, piece_id

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.text.tokenizers import TiktokenTokenizer
 from config.settings import Settings
 from domain.chunk_checks import chunk_problem
 from domain.model import EmbeddingProfile

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.text.tokenizers import TiktokenTokenizer
 from domain.chunk_checks import chunk_problem
 from domain.model import ChunkSpec
 from domain.ports import Chunker

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import textwrap
 
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.text.tokenizers import TiktokenTokenizer
 from config.settings import Settings
 from domain.chunk_checks import chunk_problem
 from domain.model import EmbeddingProfile

@@ -116,7 +116,7 @@ def raw_embedding_rate(text: str, sample: int = 256) -> tuple[int, float]:
     chunks (spread over it, with their heading paths as the ingest embeds them) embedded by the local
     model in one call, as the ingest's batches are. Returns (chunks the cut made, chunks/s embedding)."""
     from adapters.embedders.local import OnnxMiniLMEmbedder
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
     from config.settings import Settings
     from domain.chunk_checks import situating_text
     from plugins.chunkers.markdown import MarkdownChunker

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.chroma import ChromaVectorIndex
-from adapters.pgvector_index import PgVectorIndex, ef_search_for, hnsw_parameters
+from adapters.vectors.chroma import ChromaVectorIndex
+from adapters.vectors.pgvector import PgVectorIndex, ef_search_for, hnsw_parameters
 from domain.errors import StorageError
 from domain.model import EmbeddingProfile, VectorRecord
 from domain.ports import VectorIndex

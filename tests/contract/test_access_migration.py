@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from adapters.sqlalchemy_ledger import SqlStore
-from adapters.sqlalchemy_store import make_engine
+from adapters.sql.ledger import SqlStore
+from adapters.sql.store import make_engine
 from domain.access.rules import NEVER
 from domain.model import AuditEntry, EmbeddingProfile, Memory, VectorRecord
 

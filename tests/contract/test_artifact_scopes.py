@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sqlalchemy_store import make_engine
+from adapters.sql.store import make_engine
 from domain.artifacts.usecases import vector_metadata
 from domain.model import VectorRecord
 from domain.sessions.scope import iteration_order
@@ -19,7 +19,7 @@ from tests.contract.vector_index_contract import unit
 class TestInMemoryArtifactScopes(ArtifactScopesContract):
     @pytest.fixture
     def store(self):
-        from adapters.memory_scopes import InMemoryStore
+        from adapters.memory.scopes import InMemoryStore
 
         return InMemoryStore()
 
@@ -29,7 +29,7 @@ class TestSqliteArtifactScopes(ArtifactScopesContract):
 
     @pytest.fixture
     def store(self, tmp_path: Path):
-        from adapters.sqlalchemy_ledger import SqlStore
+        from adapters.sql.ledger import SqlStore
 
         store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
         yield store
@@ -41,7 +41,7 @@ class TestPostgresArtifactScopes(ArtifactScopesContract):
 
     @pytest.fixture
     def store(self, postgres_url: str):
-        from adapters.sqlalchemy_ledger import SqlStore
+        from adapters.sql.ledger import SqlStore
         from tests.support.postgres import fresh_database
 
         store = SqlStore(make_engine(fresh_database(postgres_url)))
@@ -50,7 +50,7 @@ class TestPostgresArtifactScopes(ArtifactScopesContract):
 
 
 def test_the_sqlite_store_size_is_its_files(tmp_path: Path) -> None:
-    from adapters.sqlalchemy_ledger import SqlStore
+    from adapters.sql.ledger import SqlStore
 
     path = tmp_path / "store.sqlite3"
     store = SqlStore(make_engine(f"sqlite:///{path}"))
@@ -76,10 +76,10 @@ LABELLED = {
 @pytest.fixture(params=["chroma", "memory"])
 def vectors(request, tmp_path: Path):
     if request.param == "chroma":
-        from adapters.chroma import ChromaVectorIndex
+        from adapters.vectors.chroma import ChromaVectorIndex
 
         return ChromaVectorIndex(VECTOR_PROFILE, path=str(tmp_path / "chroma"))
-    from adapters.memory import InMemoryVectorIndex
+    from adapters.memory.basics import InMemoryVectorIndex
 
     return InMemoryVectorIndex(VECTOR_PROFILE)
 

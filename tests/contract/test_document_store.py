@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.memory_documents import InMemoryDocuments
-from adapters.memory_scopes import InMemoryStore
-from adapters.sqlalchemy_documents import SqlDocuments
-from adapters.sqlalchemy_ledger import SqlStore
-from adapters.sqlalchemy_store import make_engine
+from adapters.memory.documents import InMemoryDocuments
+from adapters.memory.scopes import InMemoryStore
+from adapters.sql.documents import SqlDocuments
+from adapters.sql.ledger import SqlStore
+from adapters.sql.store import make_engine
 from tests.contract.document_store_contract import DocumentStoreContract, version
 
 
@@ -84,7 +84,7 @@ def test_the_sql_tables_come_with_an_older_store(tmp_path: Path) -> None:
     from sqlalchemy import inspect
 
     with engine.begin() as conn:  # a store file of an older release: without the document tables
-        from adapters.sqlalchemy_base import metadata
+        from adapters.sql.base import metadata
 
         metadata.create_all(conn, tables=[t for name, t in metadata.tables.items()
                                           if name not in ("item_versions", "idempotency_keys")])

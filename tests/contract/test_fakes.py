@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
+from adapters.memory.basics import HashEmbedder, InMemoryMetadataStore, InMemoryVectorIndex, WordTokenizer
 from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.outbox_contract import OutboxContract
 from tests.contract.embedder_contract import EmbedderContract
@@ -41,7 +41,7 @@ class TestWordTokenizer(TokenizerContract):
 class TestInMemoryArtifactStore(ArtifactStoreContract):
     @pytest.fixture
     def store(self):
-        from adapters.memory_artifacts import InMemoryArtifactStore
+        from adapters.memory.artifacts import InMemoryArtifactStore
 
         return InMemoryArtifactStore()
 
@@ -49,7 +49,7 @@ class TestInMemoryArtifactStore(ArtifactStoreContract):
 class TestInMemoryLexicalIndex(LexicalIndexContract):
     @pytest.fixture
     def store(self):
-        from adapters.memory_scopes import InMemoryStore
+        from adapters.memory.scopes import InMemoryStore
 
         return InMemoryStore()
 
@@ -57,6 +57,6 @@ class TestInMemoryLexicalIndex(LexicalIndexContract):
 class TestInMemoryOutbox(OutboxContract):
     @pytest.fixture
     def store(self):
-        from adapters.memory_scopes import InMemoryStore
+        from adapters.memory.scopes import InMemoryStore
 
         return InMemoryStore()

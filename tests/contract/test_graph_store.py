@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
-from adapters.sqlalchemy_ledger import SqlStore
-from adapters.sqlalchemy_store import make_engine
+from adapters.memory.scopes import InMemoryStore
+from adapters.sql.ledger import SqlStore
+from adapters.sql.store import make_engine
 from domain.graph.model import Entity, Relation
 from domain.model import AuditEntry
 from domain.ports.graph import GraphStore

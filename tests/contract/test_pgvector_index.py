@@ -11,8 +11,8 @@ import random
 import pytest
 from sqlalchemy import create_engine, event, text
 
-from adapters.pgvector_filters import filter_sql
-from adapters.pgvector_index import PgVectorIndex, ef_search_for, hnsw_parameters, vector_literal
+from adapters.vectors.pgvector_filters import filter_sql
+from adapters.vectors.pgvector import PgVectorIndex, ef_search_for, hnsw_parameters, vector_literal
 from domain.errors import StorageError
 from domain.model import EmbeddingProfile
 from tests.contract.vector_index_contract import PROFILE, VectorIndexContract, record, unit
@@ -198,9 +198,9 @@ def test_failures_are_storage_errors_naming_postgresql(pg_engine) -> None:
 
 
 def test_a_server_without_pgvector_gets_a_clear_error(postgres_url: str, monkeypatch) -> None:
-    import adapters.pgvector_index
+    import adapters.vectors.pgvector
 
-    monkeypatch.setattr(adapters.pgvector_index, "EXTENSION", "vector_not_installed_here")
+    monkeypatch.setattr(adapters.vectors.pgvector, "EXTENSION", "vector_not_installed_here")
     index = PgVectorIndex(PROFILE, fresh_database(postgres_url))
     with pytest.raises(StorageError, match=r"apt-get install postgresql-\d+-pgvector"):
         index.count("memory")

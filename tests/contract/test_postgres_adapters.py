@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.sqlalchemy_store import make_engine
+from adapters.sql.store import make_engine
 from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.outbox_contract import OutboxContract, drain, memory, vec
 from tests.contract.artifact_store_contract import entry
@@ -15,7 +15,7 @@ from tests.support.postgres import fresh_database
 
 @pytest.fixture
 def pg_store(postgres_url: str):
-    from adapters.sqlalchemy_ledger import SqlStore
+    from adapters.sql.ledger import SqlStore
 
     store = SqlStore(make_engine(fresh_database(postgres_url)))
     yield store
@@ -58,7 +58,7 @@ def test_replicas_share_key_locks_and_never_claim_the_same_item(postgres_url: st
     """Two stores on one database stand for two replicas: locks and claims hold across them."""
     import threading
 
-    from adapters.sqlalchemy_ledger import SqlStore
+    from adapters.sql.ledger import SqlStore
 
     url = fresh_database(postgres_url)
     one, two = SqlStore(make_engine(url)), SqlStore(make_engine(url))

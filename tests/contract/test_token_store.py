@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from adapters.memory_scopes import InMemoryStore
-from adapters.sqlalchemy_base import metadata
-from adapters.sqlalchemy_ledger import SqlStore
-from adapters.sqlalchemy_store import make_engine
+from adapters.memory.scopes import InMemoryStore
+from adapters.sql.base import metadata
+from adapters.sql.ledger import SqlStore
+from adapters.sql.store import make_engine
 from domain.access.tokens import Authenticate, CreateToken, token_hash
 from tests.contract.token_store_contract import ALICE, BOB, TokenStoreContract
 

@@ -417,7 +417,7 @@ async def check_chunked_artifact_response(client: Any, corpus: Corpus) -> None:
 
 async def check_token_threshold(client: Any, corpus: Corpus) -> None:
     """At most 200 cl100k tokens stays whole; one more token is chunked (into two windows)."""
-    from adapters.tokenizers import cl100k_encoding
+    from adapters.text.tokenizers import cl100k_encoding
 
     encoding = cl100k_encoding()
     words = [f" {w}" for w in ("harbour", "ferry", "anchor", "buoy", "tide", "pier", "boat", "dock")]

@@ -148,7 +148,7 @@ def write_items(client: Any, writer: str) -> list[dict[str, Any]]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("leaks")
     data = tmp / "data"
-    from adapters.projects import GitProjects
+    from adapters.files.projects import GitProjects
 
     # A project is named by its client's root (its git remote, else its path), as the server will name it.
     for name in ("atlas", "zeus"):

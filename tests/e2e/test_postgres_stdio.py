@@ -30,7 +30,7 @@ def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def pgvector_available(url: str) -> bool:
     from sqlalchemy import text
 
-    from adapters.sqlalchemy_store import make_engine
+    from adapters.sql.store import make_engine
 
     engine = make_engine(url)
     try:

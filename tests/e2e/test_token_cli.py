@@ -19,8 +19,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from adapters.sqlalchemy_ledger import SqlStore
-from adapters.sqlalchemy_store import make_engine
+from adapters.sql.ledger import SqlStore
+from adapters.sql.store import make_engine
 from domain.access.principal import Principal, local_principal
 from entrypoints.auth import AuthMiddleware, http_authenticator
 from entrypoints.mcp.identity import STATE_KEY

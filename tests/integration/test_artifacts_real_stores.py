@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from adapters.memory import HashEmbedder
+from adapters.memory.basics import HashEmbedder
 from config.settings import Settings
 from domain.chunking import content_hash
 from domain.errors import EmbeddingError, NotFoundError

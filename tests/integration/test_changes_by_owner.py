@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from adapters.sqlalchemy_tables import audit as audit_log
+from adapters.sql.tables import audit as audit_log
 from config.settings import Settings
 from domain.access.principal import Principal
 from entrypoints.mcp import identity

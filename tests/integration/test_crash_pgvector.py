@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.pgvector_index import PgVectorIndex
+from adapters.vectors.pgvector import PgVectorIndex
 from domain.model import EmbeddingProfile
 from tests.e2e.test_postgres_stdio import pgvector_available
 from tests.integration.test_crash_safety import BATCHES, DIMS, SOURCE, V1, base_env, ingest_args

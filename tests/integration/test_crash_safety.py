@@ -201,7 +201,7 @@ def same_vector(a: bytes, b: bytes) -> bool:
     up to the last bit (Chroma's cosine index normalises what it stores)."""
     import numpy as np
 
-    from adapters.vector_blobs import decode
+    from adapters.vectors.blobs import decode
 
     x, y = np.frombuffer(a, dtype=np.float32), decode(b)
     return x.shape == y.shape and bool(np.allclose(x, y, rtol=0.0, atol=1e-6))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from adapters.memory import HashEmbedder
+from adapters.memory.basics import HashEmbedder
 from config.settings import Settings
 from domain.errors import ConfigurationError, ValidationError
 from domain.artifacts.input import IngestRequest

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from adapters.tokenizers import cl100k_encoding
+from adapters.text.tokenizers import cl100k_encoding
 from config.settings import Settings
 from entrypoints.mcp.server import build_server
 from entrypoints.runtime import Runtime

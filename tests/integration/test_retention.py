@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
+from adapters.memory.scopes import InMemoryStore
 from domain.access.principal import Principal, RequestContext
 from domain.artifacts.input import IngestRequest
 from domain.artifacts.ingest import IngestArtifact
@@ -25,8 +25,8 @@ def w(request, aworld, tmp_path):
     if request.param == "fake":
         store = InMemoryStore()
     else:
-        from adapters.sqlalchemy_ledger import SqlStore
-        from adapters.sqlalchemy_store import make_engine
+        from adapters.sql.ledger import SqlStore
+        from adapters.sql.store import make_engine
         from tests.support.postgres import fresh_database
 
         url = (f"sqlite:///{tmp_path / 'store.sqlite3'}" if request.param == "sqlite"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dependency_injector import providers
 
-from adapters.memory import HashEmbedder
+from adapters.memory.basics import HashEmbedder
 from config.settings import Settings
 from domain.errors import ConfigurationError
 from domain.model import VectorRecord
@@ -136,7 +136,7 @@ def test_writes_made_while_the_worker_gathers_reach_the_index_in_one_upsert(tmp_
     import time
 
     import entrypoints.runtime as runtime_module
-    from adapters.chroma import ChromaVectorIndex
+    from adapters.vectors.chroma import ChromaVectorIndex
 
     # Generous windows: five writes take far less than 3 s even on a busy machine, and no idle look
     # at the outbox (every 0.2 s) syncs one of them before the gathering ends.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.tokenizers import cl100k_encoding
+from adapters.text.tokenizers import cl100k_encoding
 from config.settings import TOOLSETS, Settings
 from entrypoints.mcp.server import build_server
 from entrypoints.runtime import Runtime

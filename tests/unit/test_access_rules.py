@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.vector_math import matches
+from adapters.vectors.similarity import matches
 from domain.access.principal import Principal, RequestContext
 from domain.access.rules import NEVER, acl_fields, audience_keys, custom_keys, restrict, visible
 from domain.errors import ValidationError

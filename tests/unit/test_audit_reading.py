@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory import InMemoryMetadataStore
+from adapters.memory.basics import InMemoryMetadataStore
 from domain.access.audit import AuditQuery, ReadAudit
 from domain.access.principal import Principal, RequestContext
 from domain.errors import ValidationError

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from adapters.memory_tokens import InMemoryTokens
+from adapters.memory.tokens import InMemoryTokens
 from domain.access.principal import Principal, local_principal
 from domain.access.tokens import CreateToken, RevokeToken
 from domain.errors import ValidationError

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
+from adapters.memory.scopes import InMemoryStore
 from domain.access.principal import Principal, RequestContext
 from domain.artifacts.catalog import ListArtifacts, StoreCounts
 from domain.errors import ValidationError

@@ -153,7 +153,7 @@ SAMPLES = [PYTHON, PYTHON.replace("\n", "\r\n"), PYTHON.replace("\n", "\r"), "\u
 
 @functools.cache
 def tiktoken_tokenizer():
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
 
     return TiktokenTokenizer()
 

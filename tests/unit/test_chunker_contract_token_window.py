@@ -13,5 +13,5 @@ class TestTokenWindowTiktoken(ChunkerContract):
         return TokenWindowChunker()
     @pytest.fixture
     def tokenizer(self):
-        from adapters.tokenizers import TiktokenTokenizer
+        from adapters.text.tokenizers import TiktokenTokenizer
         return TiktokenTokenizer()

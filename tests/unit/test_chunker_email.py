@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.text.tokenizers import TiktokenTokenizer
 from domain.chunk_checks import chunk_problem
 from domain.model import Chunk, ChunkSpec
 from domain.artifacts.usecases import reconstruct

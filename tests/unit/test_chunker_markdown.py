@@ -41,7 +41,7 @@ SAMPLES = [
 
 @functools.cache
 def tiktoken_tokenizer():
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
 
     return TiktokenTokenizer()
 

@@ -105,7 +105,7 @@ def test_a_transition_is_no_title() -> None:
 
 @pytest.mark.skipif(not DOCS.is_dir(), reason="Python's documentation sources are absent (apt-get install python3-doc)")
 def test_python_library_documentation() -> None:
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
 
     tokenizer, spec, titled = TiktokenTokenizer(), ChunkSpec(200, 32, 200), 0
     files = sorted(DOCS.glob("*.rst.txt"))

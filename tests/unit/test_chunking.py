@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.memory import WordTokenizer
-from adapters.tokenizers import TiktokenTokenizer
+from adapters.memory.basics import WordTokenizer
+from adapters.text.tokenizers import TiktokenTokenizer
 from domain.chunking import content_hash, token_windows
 from domain.errors import ValidationError
 from domain.model import ChunkSpec
@@ -82,7 +82,7 @@ def test_impossible_specs_are_refused(spec: ChunkSpec) -> None:
 @given(text=st.text(alphabet="ab ✓😀東京\n", min_size=1, max_size=60), target=st.integers(1, 8), data=st.data())
 def test_windows_always_move_forward_even_when_a_character_is_several_tokens(text, target, data) -> None:
     """With overlap near the target, a multi-token character once made a window end where the last did."""
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
     from domain.chunk_checks import chunk_problem
 
     overlap = data.draw(st.integers(0, target - 1))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
-from adapters.source_tree import SourceDirs
+from adapters.memory.scopes import InMemoryStore
+from adapters.files.source_tree import SourceDirs
 from domain.access.principal import Principal, RequestContext
 from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.usecases import DeleteArtifact

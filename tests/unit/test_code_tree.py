@@ -401,7 +401,7 @@ SIGNATURES = {
 
 @functools.cache
 def tiktoken_tokenizer():
-    from adapters.tokenizers import TiktokenTokenizer
+    from adapters.text.tokenizers import TiktokenTokenizer
 
     return TiktokenTokenizer()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.files import read, walk
+from adapters.files.walk import read, walk
 
 
 def tree(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from adapters.dates import read_spans, resolve_date
+from adapters.text.dates import read_spans, resolve_date
 
 
 def day(epoch: float) -> str:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
-from adapters.projects import GitProjects, normalised_remote
+from adapters.memory.scopes import InMemoryStore
+from adapters.files.projects import GitProjects, normalised_remote
 from domain.artifacts.ingest import IngestArtifact
 from domain.documents.bundles import ContextPack, ProjectSearch, Restore, fit
 from domain.documents.idempotency import Idempotent

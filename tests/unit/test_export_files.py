@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.export_files import DirectoryExporter
+from adapters.files.export import DirectoryExporter
 from domain.errors import ValidationError
 from domain.sessions.upkeep import check_output_path
 

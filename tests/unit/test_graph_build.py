@@ -86,7 +86,7 @@ def test_another_callers_private_record_is_never_read(world) -> None:
 
 
 def test_bad_input_and_a_missing_extractor() -> None:
-    from adapters.memory_scopes import InMemoryStore
+    from adapters.memory.scopes import InMemoryStore
 
     store = InMemoryStore()
     build = BuildGraph(store, store, store, store, {}, "spacy", identity=lambda: ME)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
+from adapters.memory.scopes import InMemoryStore
 from domain.access.principal import Principal, RequestContext
 from domain.errors import NotFoundError, ValidationError
 from domain.graph.model import Relation

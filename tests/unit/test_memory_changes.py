@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from adapters.memory_scopes import InMemoryStore
+from adapters.memory.scopes import InMemoryStore
 from domain.access.principal import Principal, RequestContext
 from domain.changes.usecases import MemoryChanges
 from domain.errors import ValidationError

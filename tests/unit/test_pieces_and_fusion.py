@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.memory import HashEmbedder, WordTokenizer
+from adapters.memory.basics import HashEmbedder, WordTokenizer
 from domain.search.fusion import best_per_record, weighted_rrf
 from domain.model import ChunkSpec, VectorMatch
 from domain.pieces import PieceSplitter

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.export_files import DirectoryExporter
+from adapters.files.export import DirectoryExporter
 from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.usecases import DeleteArtifact
 from domain.errors import NotFoundError, ValidationError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.memory import InMemoryMetadataStore
+from adapters.memory.basics import InMemoryMetadataStore
 from config.settings import Settings, is_loopback, load_settings
 from domain.errors import ConfigurationError
 from domain.model import EmbeddingProfile

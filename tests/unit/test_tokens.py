@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from adapters.memory_tokens import InMemoryTokens
+from adapters.memory.tokens import InMemoryTokens
 from domain.access.principal import Principal
 from domain.access.tokens import Authenticate, CreateToken, IssuedToken, ListTokens, RevokeToken, token_hash
 from domain.errors import NotFoundError, ValidationError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adapters.vector_blobs import HALF, decode, decode_rows, encode
+from adapters.vectors.blobs import HALF, decode, decode_rows, encode
 
 
 def test_a_copy_is_half_the_bytes_and_reads_back_within_half_precision() -> None:

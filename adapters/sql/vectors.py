@@ -1,0 +1,280 @@
+"""Vectors kept in the SQL store beside their rows, and the outbox that carries them to the vector index.
+
+The store is the source of truth: every write stores its records' vectors here and queues their
+owner in the same transaction; a worker claims queued owners and makes the vector index match.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np  # at import, in one thread: numpy imported by two threads at once can half-load
+from sqlalchemy import (
+    BigInteger, Boolean, Column, Float, Index, Integer, LargeBinary, String, Table, Text, delete, func, insert,
+    inspect, select, text,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from adapters.sql.base import metadata
+from adapters.sql.tables import put_meta
+from domain.ids import artifact_of, record_of
+from domain.locking import KeyedLock
+from adapters.vectors.blobs import decode, decode_rows, encode
+from adapters.vectors.similarity import matches
+from domain.access.principal import LOCAL_USER
+from domain.access.rules import NEVER, acl_fields
+from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
+from domain.ports import Filter, KeyLocks, VectorOutbox
+
+vectors = Table(
+    "vectors", metadata,
+    Column("collection", String(32), primary_key=True),
+    Column("id", String(255), primary_key=True),
+    Column("owner", String(160), nullable=False),  # the record, or the artifact of a chunk
+    Column("version", String(12), nullable=False),
+    Column("pending", Boolean, nullable=False),  # of an artifact version not committed yet
+    Column("embedding", LargeBinary, nullable=False),  # float16 (adapters/vectors/blobs.py); float32 before
+    Column("meta", Text, nullable=False),
+    Index("ix_vectors_owner", "collection", "owner"),
+)
+
+outbox = Table(
+    "vector_outbox", metadata,
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("collection", String(32), nullable=False),
+    Column("owner", String(160), nullable=False),
+    Column("fresh", Boolean, nullable=False, server_default=text("false")),  # see OutboxItem.fresh
+)
+
+jobs = Table(
+    "ingest_jobs", metadata,
+    Column("artifact_id", String(40), primary_key=True),
+    Column("version", String(12), nullable=False),
+    Column("status", String(10), nullable=False),
+    Column("done", Integer, nullable=False),
+    Column("total", Integer, nullable=False),
+    Column("error", Text),
+    Column("lease_owner", String(64)),
+    Column("lease_until", Float, nullable=False),
+    Column("request", Text),  # JSON: what to ingest, until its version is written
+)
+
+ARTIFACT_COLLECTIONS = ("artifact", "chunk")
+
+
+def put_vectors(conn: Connection, collection: str, owner: str | None, records: Sequence[VectorRecord],
+                pending: bool = False) -> None:
+    """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
+    rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
+             "version": str(r.metadata.get("version", "")), "pending": pending,
+             "embedding": encode(r.vector), "meta": json.dumps(r.metadata, sort_keys=True)}
+            for r in records]
+    for start in range(0, len(rows), 1_000):
+        conn.execute(insert(vectors), rows[start:start + 1_000])
+
+
+def owner_of(collection: str, record: VectorRecord) -> str:
+    return str(record.metadata.get("artifact_id")) if collection in ARTIFACT_COLLECTIONS else record.record_id
+
+
+def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, version: str | None = None) -> None:
+    query = delete(vectors).where(vectors.c.collection.in_(list(collections)), vectors.c.owner == owner)
+    if version is not None:
+        query = query.where(vectors.c.version == version)
+    conn.execute(query)
+
+
+def queue(conn: Connection, collections: Sequence[str], owner: str, fresh: bool = False) -> None:
+    if collections:
+        conn.execute(insert(outbox), [{"collection": c, "owner": owner, "fresh": fresh} for c in collections])
+
+
+def add_fresh_column(conn: Connection) -> None:
+    """The outbox of a store made before items said whether their owner is new."""
+    if "fresh" not in {c["name"] for c in inspect(conn).get_columns("vector_outbox")}:
+        conn.execute(text("ALTER TABLE vector_outbox ADD COLUMN fresh BOOLEAN NOT NULL DEFAULT false"))
+
+
+def backfill_access(conn: Connection) -> None:
+    """Vectors written before items carried access fields get the local owner's (private, never
+    expiring; artifacts keep their sensitivity) and are queued, so the vector index gets them too.
+    Runs once per store, at the upgrade that adds the access columns."""
+    local = {**acl_fields([f"u:{LOCAL_USER}"]), "expires_epoch": NEVER}
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("UPDATE vectors SET meta = CAST(CAST(meta AS jsonb) || CAST(:local AS jsonb) || "
+                          "jsonb_build_object('sensitivity', COALESCE(CAST(meta AS jsonb) ->> 'sensitivity', "
+                          "'normal')) AS text)"), {"local": json.dumps(local)})
+    else:
+        conn.execute(text("UPDATE vectors SET meta = json_patch(json_patch(meta, :local), json_object('sensitivity', "
+                          "COALESCE(json_extract(meta, '$.sensitivity'), 'normal')))"), {"local": json.dumps(local)})
+    conn.execute(insert(outbox).from_select(["collection", "owner"],
+                                            select(vectors.c.collection, vectors.c.owner).distinct()))
+
+
+def _record(row: Any) -> VectorRecord:
+    return VectorRecord(id=row.id, record_id=record_of(row.id), vector=decode(row.embedding).tolist(),
+                        metadata=json.loads(row.meta))
+
+
+class SqlVectorOutbox(VectorOutbox, KeyLocks):
+    """The outbox and per-key locks over one engine: PostgreSQL row and advisory locks, else this process's."""
+
+    _engine: Engine
+
+    def _init_outbox(self) -> None:
+        self._postgres = self._engine.dialect.name == "postgresql"
+        self._claiming = threading.Lock()  # SQLite: one claimer per process (the owner of the data dir)
+        self._keyed = KeyedLock()
+
+    def last_queued(self) -> int:
+        with self._engine.connect() as conn:
+            return int(conn.execute(select(func.max(outbox.c.seq))).scalar() or 0)
+
+    def oldest_queued(self) -> int | None:
+        with self._engine.connect() as conn:
+            found = conn.execute(select(func.min(outbox.c.seq))).scalar()
+        return None if found is None else int(found)
+
+    @contextmanager
+    def claim(self, limit: int) -> Iterator[list[OutboxItem]]:
+        if self._postgres:
+            # Rows stay locked (others skip them) and owners stay locked (no two workers sync one
+            # owner at once) until this transaction ends, after the index was updated.
+            with self._engine.begin() as conn:
+                rows = conn.execute(select(outbox).order_by(outbox.c.seq).limit(limit)
+                                    .with_for_update(skip_locked=True)).all()
+                for key in sorted({f"sync:{r.collection}:{r.owner}" for r in rows}):
+                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": key})
+                yield self._items(conn, rows)
+                if rows:
+                    conn.execute(delete(outbox).where(outbox.c.seq.in_([r.seq for r in rows])))
+            return
+        with self._claiming:
+            with self._engine.connect() as conn:
+                rows = conn.execute(select(outbox).order_by(outbox.c.seq).limit(limit)).all()
+                items = self._items(conn, rows)
+            yield items
+            if rows:
+                with self._write() as conn:  # type: ignore[attr-defined]
+                    conn.execute(delete(outbox).where(outbox.c.seq.in_([r.seq for r in rows])))
+
+    def _items(self, conn: Connection, rows: Sequence[Any]) -> list[OutboxItem]:
+        owned: dict[tuple[str, str], list[VectorRecord]] = {}
+        wanted: dict[str, set[str]] = {}
+        for row in rows:
+            wanted.setdefault(row.collection, set()).add(row.owner)
+            owned[(row.collection, row.owner)] = []
+        for collection, owners in wanted.items():
+            found = conn.execute(select(vectors).where(
+                vectors.c.collection == collection, vectors.c.owner.in_(sorted(owners)),
+                vectors.c.pending.is_(False)))
+            for row in found:
+                owned[(collection, row.owner)].append(_record(row))
+        return [OutboxItem(r.seq, r.collection, r.owner, tuple(owned[(r.collection, r.owner)]), bool(r.fresh))
+                for r in rows]
+
+    def nearest_queued(self, collection: str, vector: Vector, limit: int,
+                       where: Filter | None = None) -> tuple[set[str], list[VectorMatch]]:
+        with self._engine.connect() as conn:
+            owners = set(conn.execute(select(outbox.c.owner).where(outbox.c.collection == collection)
+                                      .distinct()).scalars())
+            if not owners:
+                return set(), []
+            rows = conn.execute(select(vectors.c.id, vectors.c.embedding, vectors.c.meta).where(
+                vectors.c.collection == collection, vectors.c.owner.in_(sorted(owners)),
+                vectors.c.pending.is_(False))).all()
+        kept = [row for row in rows if matches(json.loads(row.meta), where)]
+        if not kept:
+            return owners, []
+        found = decode_rows([row.embedding for row in kept])
+        query = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)
+        scores = (found @ query) / np.where(norms == 0, 1.0, norms)
+        best = np.argsort(-scores)[:limit]
+        return owners, [VectorMatch(kept[i].id, record_of(kept[i].id), float(scores[i])) for i in best]
+
+    def similarities(self, collection: str, vector: Vector, record_ids: Sequence[str]) -> dict[str, float]:
+        wanted = set(record_ids)
+        owners = sorted({artifact_of(r) if collection in ARTIFACT_COLLECTIONS else r for r in wanted})
+        if not owners:
+            return {}
+        with self._engine.connect() as conn:
+            rows = [row for row in conn.execute(select(vectors.c.id, vectors.c.embedding).where(
+                vectors.c.collection == collection, vectors.c.owner.in_(owners), vectors.c.pending.is_(False)))
+                if record_of(row.id) in wanted]
+        if not rows:
+            return {}
+        found = decode_rows([row.embedding for row in rows])
+        query = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(found, axis=1) * (np.linalg.norm(query) or 1.0)
+        scores = (found @ query) / np.where(norms == 0, 1.0, norms)
+        best: dict[str, float] = {}
+        for row, score in zip(rows, scores):
+            key = record_of(row.id)
+            best[key] = max(best.get(key, -1.0), float(score))
+        return best
+
+    def stored_vectors(self, collection: str, after: str, limit: int) -> list[VectorRecord]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(select(vectors).where(
+                vectors.c.collection == collection, vectors.c.pending.is_(False), vectors.c.id > after)
+                .order_by(vectors.c.id).limit(limit)).all()
+        return [_record(row) for row in rows]
+
+    def count_vectors(self, collection: str) -> int:
+        with self._engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(vectors).where(
+                vectors.c.collection == collection, vectors.c.pending.is_(False))).scalar() or 0)
+
+    def adopt_vectors(self, profile_key: str,
+                      pages: Callable[[], Iterator[tuple[str, list[VectorRecord]]]]) -> int | None:
+        meta = metadata.tables["store_meta"]
+        with self.schema_lock(), self._write() as conn:  # type: ignore[attr-defined]
+            current = conn.execute(select(meta.c.value).where(meta.c.key == "vectors_profile")).scalar()
+            if current == profile_key:
+                return None
+            count = None
+            # No marker but vectors: a store this release wrote from its start; nothing to take over.
+            if current is not None or conn.execute(select(vectors.c.id).limit(1)).first() is None:
+                conn.execute(delete(vectors))
+                count = 0
+                for collection, records in pages():
+                    put_vectors(conn, collection, None, records)
+                    count += len(records)
+            put_meta(conn, "vectors_profile", profile_key)
+        return count
+
+    @contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        with self._keyed.hold(key):  # threads of this process queue here, not on the database
+            if not self._postgres:
+                yield
+                return
+            with self._engine.connect() as conn:
+                lock = {"k": f"key:{key}"}
+                conn.execute(text("SELECT pg_advisory_lock(hashtextextended(:k, 0))"), lock)
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(text("SELECT pg_advisory_unlock(hashtextextended(:k, 0))"), lock)
+                    conn.commit()
+
+    @contextmanager
+    def schema_lock(self) -> Iterator[None]:
+        """Table creation and migrations run once at a time across replicas (PostgreSQL)."""
+        if not self._postgres:
+            yield
+            return
+        with self._engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(hashtextextended('memtrove:schema', 0))"))
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(hashtextextended('memtrove:schema', 0))"))
+                conn.commit()
