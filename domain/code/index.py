@@ -24,7 +24,7 @@ from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.input import IngestRequest
 from domain.artifacts.usecases import DeleteArtifact
 from domain.chunking import content_hash
-from domain.code.model import LANGUAGE_NAMES, CodeFile, Outline, family, language_of
+from domain.code.model import LANGUAGE_NAMES, CodeFile, Outline, family, language_of, row_starts
 from domain.common import Clock, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.model import ArtifactChunk, RequestContext
@@ -228,18 +228,9 @@ def holders(text: str, outline: Outline, artifact: str, chunks: Sequence[Artifac
     if not chunks:
         return [artifact] * len(outline.symbols)
     starts = [c.start_char for c in chunks]
-    lines = line_offsets(text)
+    lines = row_starts(text)
     found = []
     for symbol in outline.symbols:
         offset = lines[min(max(symbol.start_line, 1), len(lines)) - 1]
         found.append(chunks[max(0, bisect_right(starts, offset) - 1)].id)
     return found
-
-
-def line_offsets(text: str) -> list[int]:
-    offsets = [0]
-    at = text.find("\n")
-    while at != -1:
-        offsets.append(at + 1)
-        at = text.find("\n", at + 1)
-    return offsets

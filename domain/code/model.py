@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 # A file's language by its name's suffix (lower case). Python is read by the standard library's ast
 # for chunks and by tree-sitter for symbols; the others by tree-sitter for both.
@@ -65,6 +66,12 @@ class Outline:
     symbols: tuple[Symbol, ...] = ()
     imports: tuple[Import, ...] = ()
     parsed: bool = True  # False: the parser found errors (what it read is still given)
+
+
+def row_starts(text: str) -> list[int]:
+    """Where each "\\n"-separated row of ``text`` starts: the rows symbols' and code chunks' lines count
+    (tree-sitter's rows)."""
+    return list(accumulate((len(row) + 1 for row in text.split("\n")[:-1]), initial=0))
 
 
 # ---- identifiers -------------------------------------------------------------------------------

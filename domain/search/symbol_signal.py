@@ -45,7 +45,7 @@ def symbol_keys(query: str) -> dict[str, float]:
             last = re.split(r"\.|::|->|/", token)[-1]
             if last != token and len(words_of(last)) > 0:
                 add(folded(last), 0.7)
-    plain = [w for w in _PLAIN.findall(query)]
+    plain = _PLAIN.findall(query)
     if len([w for w in plain if w.lower() not in STOPWORDS]) > MAX_NAME_WORDS:
         return keys  # a sentence, not a name written in words: its runs would name whatever shares them
     for n in (2, 3, 4):

@@ -24,11 +24,10 @@ import importlib.util
 import re
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
-from itertools import accumulate
 from typing import TYPE_CHECKING, NamedTuple
 
 from domain.chunking import check_spec
-from domain.code.model import Outline, Symbol
+from domain.code.model import Outline, Symbol, row_starts
 from domain.model import Chunk, ChunkSpec
 from domain.ports import Chunker, Tokenizer
 from plugins.chunkers.code import TokenStarts, assemble
@@ -99,11 +98,6 @@ def parse(language: str, text: str) -> tuple[Tree, bytes] | None:
 
     source = text.removeprefix("\ufeff").encode("utf-8", "surrogatepass")
     return Parser(found).parse(source), source
-
-
-def row_starts(text: str) -> list[int]:
-    """Where each "\\n"-separated row of ``text`` starts (tree-sitter's rows)."""
-    return list(accumulate((len(row) + 1 for row in text.split("\n")[:-1]), initial=0))
 
 
 # ---- outline ---------------------------------------------------------------------------------------
