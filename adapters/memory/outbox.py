@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -105,10 +106,15 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
             if self.vectors_profile is None and self.stored:  # written by this release from the start
                 self.vectors_profile = profile_key
                 return None
+            # An index keeps only what it filters on: the rest of each adopted vector's metadata comes
+            # from the store's copy of the same piece.
+            aside = {(c, vid): r.metadata for (c, _), slot in self.stored.items() for vid, (r, _) in slot.items()}
             self.stored.clear()
             count = 0
             for collection, records in pages():
                 for record in records:
+                    kept = aside.get((collection, record.id))
+                    record = replace(record, metadata={**kept, **record.metadata}) if kept else record
                     owner = str(record.metadata["artifact_id"]) if collection in ("artifact", "chunk") else record.record_id
                     self._put(collection, owner, [record])
                     count += 1

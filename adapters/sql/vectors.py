@@ -10,23 +10,24 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np  # at import, in one thread: numpy imported by two threads at once can half-load
 from sqlalchemy import (
     BigInteger, Boolean, Column, Float, Index, Integer, LargeBinary, String, Table, Text, delete, func, insert,
-    inspect, select, text,
+    inspect, literal, select, text,
 )
 from sqlalchemy.engine import Connection, Engine
 
 from adapters.sql.base import metadata
 from adapters.sql.tables import put_meta
-from domain.ids import artifact_of, record_of
-from domain.locking import KeyedLock
 from adapters.vectors.blobs import decode, decode_rows, encode
 from adapters.vectors.similarity import matches
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import NEVER, acl_fields
+from domain.ids import artifact_of, record_of, version_of
+from domain.locking import KeyedLock
 from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
 from domain.ports import Filter, KeyLocks, VectorOutbox
 
@@ -70,7 +71,8 @@ def put_vectors(conn: Connection, collection: str, owner: str | None, records: S
                 pending: bool = False) -> None:
     """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
     rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
-             "version": str(r.metadata.get("version", "")), "pending": pending,
+             "version": str(r.metadata.get("version") or (version_of(r.id) if r.id.count("::") >= 2 else "")),
+             "pending": pending,
              "embedding": encode(r.vector), "meta": json.dumps(r.metadata, sort_keys=True)}
             for r in records]
     for start in range(0, len(rows), 1_000):
@@ -240,11 +242,18 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
             count = None
             # No marker but vectors: a store this release wrote from its start; nothing to take over.
             if current is not None or conn.execute(select(vectors.c.id).limit(1)).first() is None:
-                conn.execute(delete(vectors))
+                # The index keeps only what it filters on: an adopted vector takes the rest of its
+                # metadata (access fields, version) from the store's copy of the same piece, set aside.
+                conn.execute(vectors.update().values(collection=literal("~") + vectors.c.collection))
                 count = 0
                 for collection, records in pages():
-                    put_vectors(conn, collection, None, records)
+                    kept = dict(conn.execute(select(vectors.c.id, vectors.c.meta).where(
+                        vectors.c.collection == f"~{collection}", vectors.c.id.in_([r.id for r in records]))).all())
+                    put_vectors(conn, collection, None, [
+                        replace(r, metadata={**json.loads(kept[r.id]), **r.metadata}) if r.id in kept else r
+                        for r in records])
                     count += len(records)
+                conn.execute(delete(vectors).where(vectors.c.collection.startswith("~")))
             put_meta(conn, "vectors_profile", profile_key)
         return count
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from domain.access.rules import ACL_PREFIX
 from domain.errors import StorageError
 from domain.model import EmbeddingProfile, OutboxItem, VectorRecord
 from domain.ports import VectorIndex, VectorOutbox
@@ -18,6 +20,19 @@ COLLECTIONS = ("memory", "history", "history_context", "artifact", "chunk")
 
 def owner_field(collection: str) -> str:
     return OWNER_FIELDS.get(collection, "record_id")
+
+
+# What an index that leaves the access rule to the rows (``VectorIndex.filters_cheaply`` False) is never
+# asked to filter on: the access keys and expiry (searches check them on the rows), what the vector id
+# says (its version and piece), and the chunk's place (read from its row).
+UNFILTERED = frozenset({"expires_epoch", "version", "piece", "chunk_index"})
+
+
+def filtered_fields(collection: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a vector's metadata such an index keeps: what searches, syncs and deletes filter on.
+    A chunk's or artifact's vectors are found by their artifact, so their record id goes too."""
+    dropped = UNFILTERED | ({"record_id"} if collection in OWNER_FIELDS else set())
+    return {k: v for k, v in metadata.items() if k not in dropped and not k.startswith(ACL_PREFIX)}
 
 
 @dataclass(frozen=True, slots=True)

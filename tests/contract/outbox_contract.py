@@ -173,6 +173,21 @@ class OutboxContract:
         assert store.delete_artifact("art_a", entry("delete")) == 0
         assert store.ingest_job("art_a") is None and not store.add_pending_vectors(_progress(job(a), 1), "chunk", [])
 
+    def test_a_switch_takes_the_indexed_vectors_with_the_metadata_the_index_does_not_keep(self, store) -> None:
+        store.add_memory(memory("mem_a"), entry("store"), [vec("mem_a", "v1", type="fact", **{"acl:u:alice": True})])
+        store.add_memory(memory("mem_b"), entry("store"), [vec("mem_b", "v1", type="fact")])
+        assert store.adopt_vectors("old", lambda: iter([])) is None  # written by this release: nothing to take
+        # The new profile's index holds mem_a (with only what it filters on) and a record the copy lacks.
+        indexed = [VectorRecord("mem_a::v1::0", "mem_a", [9.0, 0.0, 0.0, 0.0], {"type": "fact"}),
+                   VectorRecord("mem_c::v2::0", "mem_c", [0.0, 9.0, 0.0, 0.0], {"type": "event"})]
+        assert store.adopt_vectors("new", lambda: iter([("memory", indexed)])) == 2
+        got = {r.id: r for r in store.stored_vectors("memory", "", 10)}
+        assert sorted(got) == ["mem_a::v1::0", "mem_c::v2::0"]  # mem_b's copy went with the old profile
+        assert got["mem_a::v1::0"].vector == pytest.approx([9.0, 0.0, 0.0, 0.0])
+        assert got["mem_a::v1::0"].metadata == {"version": "v1", "type": "fact", "acl:u:alice": True}
+        assert got["mem_c::v2::0"].metadata == {"type": "event"}
+        assert store.adopt_vectors("new", lambda: iter([])) is None
+
     def test_key_locks_exclude_each_other(self, store) -> None:
         inside: list[str] = []
         overlaps: list[bool] = []
