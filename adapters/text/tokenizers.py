@@ -83,9 +83,14 @@ class TiktokenTokenizer(Tokenizer):
 
     name = "cl100k_base"
 
-    def __init__(self) -> None:
-        self._encoding = cl100k_encoding()
-        self._byte_lengths = _length_table(self._encoding)
+    @functools.cached_property
+    def _encoding(self) -> tiktoken.Encoding:
+        return cl100k_encoding()  # loaded on first use (0.7 s), not when the container builds the tokenizer
+
+    @functools.cached_property
+    def _byte_lengths(self) -> Any:
+        """Each token's length in bytes: built on the first chunking, not at start (a loop over 100k ranks)."""
+        return _length_table(self._encoding)
 
     def count(self, text: str) -> int:
         return cl100k_count(text)
