@@ -7,6 +7,10 @@ starts) a new server. A session opened with the ``initialize`` handshake (2025-e
 the bridge first replays that ``initialize`` (under its own id; the answer is not forwarded) and
 ``notifications/initialized``; 2026-era requests carry their protocol envelope and need nothing.
 Nothing but the protocol is ever written to stdout.
+
+While a server it started is still loading, the bridge answers ``initialize``, ``server/discover``
+and ``tools/list`` itself when it holds that server's answer to the same request (entrypoints/answers.py);
+once the server listens, it asks the server each of those again and drops what differs.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any
 from loguru import logger
 
 from config.settings import Settings
+from entrypoints.answers import Answers, answers_key
+from entrypoints.early import EarlyAnswers
 from entrypoints.launcher import START_TIMEOUT, OwnerLauncher, Unavailable
 from entrypoints.shared import data_dir_of, embedder_label
 from entrypoints.wire import NO_ID, peek, read_lines, response_key
@@ -34,7 +40,8 @@ SEND_ATTEMPTS = 3
 
 
 def run_bridge(settings: Settings) -> int:
-    bridge = Bridge(OwnerLauncher(data_dir_of(settings), embedder_label(settings), settings.toolsets))
+    bridge = Bridge(OwnerLauncher(data_dir_of(settings), embedder_label(settings), settings.toolsets),
+                    Answers(answers_key(settings)))
     try:
         bridge.open()
     except Unavailable as exc:
@@ -46,8 +53,9 @@ def run_bridge(settings: Settings) -> int:
 class Bridge:
     """Two pumps: client (stdin) to server (socket) on the calling thread, server to client on another."""
 
-    def __init__(self, owner: OwnerLauncher) -> None:
+    def __init__(self, owner: OwnerLauncher, answers: Answers | None = None) -> None:
         self.owner = owner
+        self.early = EarlyAnswers(answers, owner.toolsets)
         self.lock = threading.Lock()  # guards everything below; taken before ``out`` when both are
         self.changed = threading.Condition(self.lock)
         self.out = threading.Lock()  # one writer on stdout at a time
@@ -61,10 +69,32 @@ class Bridge:
         self.init_answered = False
         self.initialized_line: bytes | None = None
         self.replays = 0
+        self.pending = False  # the first server is starting: answers come from ``answers`` or wait for it
+        self.waiting: set[Any] = set()  # requests waiting for that server
 
     def open(self) -> None:
+        """Connect to the data dir's server; when it has to start, wait for it in the background."""
         with self.lock:
-            self._connect()
+            conn = self.owner.connect(wait=False)
+            if conn is not None:
+                self._install(conn)
+                return
+            self.pending = True
+        threading.Thread(target=self._await_first, name="memtrove-bridge-start", daemon=True).start()
+
+    def _await_first(self) -> None:
+        try:
+            conn = self.owner.connect()
+            with self.lock:
+                self._install(conn)
+                self.pending = False
+                self.changed.notify_all()
+        except Unavailable as exc:  # as a start that fails at once: the reason on stderr, exit 2
+            print(f"memtrove: {exc}", file=sys.stderr, flush=True)
+            with self.lock:
+                for key in self.waiting:
+                    self._answer(key, f"memtrove server unavailable: {exc}")
+            os._exit(2)
 
     def run(self) -> int:
         down = threading.Thread(target=self._pump_down, name="memtrove-bridge-down", daemon=True)
@@ -84,6 +114,14 @@ class Bridge:
 
     # -- client to server --------------------------------------------------------------------
     def _forward(self, line: bytes, key: Any, method: str | None) -> None:
+        with self.lock:
+            if self.pending:
+                if self._answer_early(line, key, method):
+                    return
+                if key is not NO_ID:
+                    self.waiting.add(key)
+                self.changed.wait_for(lambda: not self.pending)
+                self.waiting.discard(key)
         for _ in range(SEND_ATTEMPTS):
             with self.lock:
                 if self.conn is None:
@@ -99,6 +137,7 @@ class Bridge:
                     self.init_line, self.init_key, self.init_answered = line, key, False
                 if key is not NO_ID:
                     self.inflight[key] = None
+                    self.early.watch(key, method, line, self.owner.answers_key)
             assert conn is not None
             try:
                 conn.sendall(line)
@@ -114,17 +153,36 @@ class Bridge:
         if key is not NO_ID:
             self._answer(key, RESTARTED)
 
+    def _answer_early(self, line: bytes, key: Any, method: str | None) -> bool:
+        """Answer a request from the recorded answers while the server starts (the lock held)."""
+        if method == "notifications/initialized" and self.init_answered:
+            self.initialized_line = line  # sent after the replayed initialize
+            return True
+        reply = self.early.answer(line, key, method) if key is not NO_ID else None
+        if reply is None:
+            return False
+        if method == "initialize":
+            self.init_line, self.init_key, self.init_answered = line, key, True
+        self._write(reply)
+        return True
+
     def _connect(self) -> None:
-        """Connect (the lock held), first replaying the session's handshake to a server that has not seen it."""
-        conn = self.owner.connect()
+        self._install(self.owner.connect())
+
+    def _install(self, conn: socket.socket) -> None:
+        """Use ``conn`` (the lock held), first replaying the session's handshake to a server that has not
+        seen it, then asking it again what was answered before it listened."""
         leftover = b""
         try:
             if self.init_line is not None and self.init_key in self.inflight and not self.init_answered:
                 conn.sendall(self.init_line)  # the client still waits for this answer
             elif self.init_line is not None and self.init_answered:
-                leftover = self._replay(conn)
+                leftover, answered = self._replay(conn)
                 if self.initialized_line is not None:
                     conn.sendall(self.initialized_line)
+                self.early.check_initialize(self.init_line, answered)
+            for check in self.early.checks(self.generation):
+                conn.sendall(check)
         except (OSError, Unavailable) as exc:
             conn.close()
             raise Unavailable(f"the memtrove server closed during the session's handshake: {exc}") from None
@@ -133,7 +191,7 @@ class Bridge:
         self.changed.notify_all()
         logger.debug("bridge_connected generation={}", self.generation)
 
-    def _replay(self, conn: socket.socket) -> bytes:
+    def _replay(self, conn: socket.socket) -> tuple[bytes, bytes]:
         """Send the client's initialize again under an id of our own; its answer is read here, not forwarded."""
         assert self.init_line is not None
         self.replays += 1
@@ -153,7 +211,7 @@ class Bridge:
                 if response_key(line)[0] == replay_id:
                     conn.settimeout(None)
                     logger.info("bridge_replayed_initialize replays={}", self.replays)
-                    return bytes(buffer)
+                    return bytes(buffer), line
 
     # -- server to client --------------------------------------------------------------------
     def _pump_down(self) -> None:
@@ -186,6 +244,14 @@ class Bridge:
                     self.inflight.pop(key, None)
                     if key == self.init_key:
                         self._initialize_answered(succeeded)
+                    taken = self.early.take(key)
+                if taken is not None:
+                    own, instead = self.early.settle(taken, line, succeeded)
+                    if instead is not None:
+                        with suppress(OSError):
+                            self._write(instead)
+                    if own:
+                        continue
             try:
                 self._write(line)
             except OSError:
@@ -210,6 +276,7 @@ class Bridge:
         with suppress(OSError):
             self.conn.close()
         self.conn = None
+        self.early.forget()
         keep_init = self.init_key in self.inflight and not self.init_answered
         failed = [key for key in self.inflight if not (keep_init and key == self.init_key)]
         for key in failed:

@@ -32,10 +32,18 @@ class OwnerLauncher:
         self.path = socket_path(data_dir)
         self.log = log_path(data_dir)
         self.processes: list[subprocess.Popen[bytes]] = []  # kept only to reap them
+        self.started: subprocess.Popen[bytes] | None = None  # the server this launcher started and waits for
+        self.log_offset = 0
+        self.answers_key: str | None = None  # what the connected server's answers are made of (entrypoints/answers.py)
 
-    def connect(self) -> socket.socket:
-        sock = self._reach()
+    def connect(self, wait: bool = True) -> socket.socket | None:
+        """A connection to the data dir's server, starting one when none runs. ``wait=False``: None at
+        once when none listens yet (one is started, or starting); a later ``connect()`` waits for it."""
+        sock = self._reach(wait)
+        if sock is None:
+            return None
         holder = read_holder(self.data_dir)
+        self.answers_key = holder.get("answers")
         if holder.get("embedder", self.embedder) != self.embedder:
             sock.close()
             raise Unavailable(f"the data dir {self.data_dir} is served by memtrove pid {holder.get('pid', '?')} with "
@@ -49,14 +57,14 @@ class OwnerLauncher:
             raise Unavailable(f"the memtrove server closed the connection: {exc}") from None
         return sock
 
-    def _reach(self) -> socket.socket:
+    def _reach(self, wait: bool = True) -> socket.socket | None:
         deadline = time.monotonic() + START_TIMEOUT
-        started: subprocess.Popen[bytes] | None = None
-        log_offset = 0
         holder: dict[str, Any] = {}
         while True:
+            started = self.started
             sock = connect(self.path)
             if sock is not None:
+                self.started = None  # listening: a later loss starts afresh
                 return sock
             if lock_is_held(self.data_dir):  # a server starting, or a command (doctor) that will let go
                 holder = read_holder(self.data_dir)
@@ -64,13 +72,17 @@ class OwnerLauncher:
                     raise Unavailable(describe(self.data_dir, holder))
                 elsewhere = holder.get("socket")  # its XDG_RUNTIME_DIR may differ from ours
                 if elsewhere and elsewhere != str(self.path) and (sock := connect(elsewhere)) is not None:
+                    self.started = None
                     return sock
             elif started is None or started.poll() is not None:
                 holder = {}
                 if started is not None and started.returncode != OWNER_BUSY:
-                    raise Unavailable(self._failure(started.returncode, log_offset))
-                log_offset = self._log_size()
-                started = self._start()
+                    self.started = None
+                    raise Unavailable(self._failure(started.returncode, self.log_offset))
+                self.log_offset = self._log_size()
+                self.started = self._start()
+            if not wait:
+                return None
             if time.monotonic() > deadline:
                 if holder.get("kind") not in (None, "stdio"):
                     raise Unavailable(describe(self.data_dir, holder))

@@ -36,6 +36,7 @@ LOG_ROTATE_BYTES = 10 << 20  # server.log moves to server.log.1 past this, at th
 
 
 def run_owner(settings: Settings) -> int:
+    from entrypoints.answers import answers_key
     from entrypoints.mcp.server import build_server
     from entrypoints.runtime import Runtime
 
@@ -43,7 +44,8 @@ def run_owner(settings: Settings) -> int:
     path = socket_path(data_dir)
     lock = DataDirLock(data_dir)
     try:
-        lock.acquire({"kind": "stdio", "socket": str(path), "embedder": embedder_label(settings)})
+        lock.acquire({"kind": "stdio", "socket": str(path), "embedder": embedder_label(settings),
+                      "answers": answers_key(settings)})
     except DataDirBusy as exc:
         print(f"memtrove: {exc.message}", file=sys.stderr, flush=True)
         return OWNER_BUSY
