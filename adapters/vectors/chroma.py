@@ -5,14 +5,17 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from loguru import logger
 
 from domain.errors import StorageError
 from domain.ids import artifact_of, record_of
 from domain.model import EmbeddingProfile, Vector, VectorMatch, VectorRecord
 from domain.ports import Filter, VectorIndex
-from domain.upkeep.vector_sync import filtered_fields, owner_field
+from adapters.vectors.chroma_filters import metadatas_of, where_of
+from domain.upkeep.vector_sync import owner_field
 
 _PAGE = 5_000
 # chromadb's upsert holds the GIL for its whole batch (2.1 s for 1,135 vectors into a 100k collection):
@@ -30,31 +33,30 @@ class ChromaVectorIndex(VectorIndex):
     filters_cheaply = False  # its metadata filter scans: see VectorIndex.filters_cheaply
 
     def __init__(self, profile: EmbeddingProfile, path: str | None = None,
-                 host: str | None = None, port: int = 8000) -> None:
+                 host: str | None = None, port: int = 8000, source: Source | None = None) -> None:
+        """``source``: the store's copy of this profile's vectors (collection, after id, limit -> a page by
+        id); a collection whose HNSW files are lost or damaged is rebuilt from it, without embedding."""
         self.profile = profile
         self._path, self._host, self._port = path, host, port
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._source = source
+        self._restoring = threading.Lock()
+        self._restored: dict[str, int] = {}  # collection -> how many times it was rebuilt from the source
 
     def upsert(self, collection: str, records: Sequence[VectorRecord]) -> None:
         if not records:
             return
-        col = self._collection(collection)
         for start in range(0, len(records), _UPSERT_PAGE):
             page = records[start:start + _UPSERT_PAGE]
-            self._call(lambda: col.upsert(
-                ids=[r.id for r in page],
-                embeddings=[r.vector for r in page],
-                # Only what it is asked to filter on: 6 rows a chunk where it kept 12 (1.2 KB of 1.5 KB a chunk).
-                metadatas=[_clean(filtered_fields(collection, {**r.metadata, "record_id": r.record_id})) or None
-                           for r in page],
-            ), "store vectors")
+            self._on(collection, lambda col: col.upsert(
+                ids=[r.id for r in page], embeddings=[r.vector for r in page],
+                metadatas=metadatas_of(collection, page)), "store vectors")
 
     def query(self, collection: str, vector: Vector, limit: int, where: Filter | None = None) -> list[VectorMatch]:
-        col = self._collection(collection)
-        answer = self._call(lambda: col.query(
-            query_embeddings=[vector], n_results=limit, where=_where(where) or None,
+        answer = self._on(collection, lambda col: col.query(
+            query_embeddings=[vector], n_results=limit, where=where_of(where) or None,
             include=["distances"],  # the ids name their records: no metadata to read (a third of a query)
         ), "search vectors")
         return [VectorMatch(id=i, record_id=record_of(i), score=1.0 - float(d))
@@ -68,9 +70,9 @@ class ChromaVectorIndex(VectorIndex):
             col = self._collection(collection)
             self._call(lambda: col.delete(ids=list(vector_ids)), "delete vectors")
 
-    def delete_where(self, collection: str, where: Filter) -> None:
+    def deletewhere_of(self, collection: str, where: Filter) -> None:
         col = self._collection(collection)
-        self._call(lambda: col.delete(where=_where(where)), "delete vectors")
+        self._call(lambda: col.delete(where=where_of(where)), "delete vectors")
 
     def vectors_of(self, collection: str, record_ids: Sequence[str]) -> dict[str, list[str]]:
         if not record_ids:
@@ -100,10 +102,12 @@ class ChromaVectorIndex(VectorIndex):
 
     def vector_ids(self, collection: str, where: Filter) -> list[str]:
         col = self._collection(collection)
-        got = self._call(lambda: col.get(where=_where(where), include=[]), "read vectors")
+        got = self._call(lambda: col.get(where=where_of(where), include=[]), "read vectors")
         return list(got["ids"])
 
     def export(self, collection: str, offset: int, limit: int) -> list[VectorRecord]:
+        if self._client is None and self._path and not os.path.exists(os.path.join(self._path, "chroma.sqlite3")):
+            return []  # no embedded store yet: nothing to export (a new store's start imports no chromadb)
         col = self._collection(collection)
         got = self._call(lambda: col.get(include=["embeddings", "metadatas"], limit=limit, offset=offset),
                          "read vectors")
@@ -129,25 +133,50 @@ class ChromaVectorIndex(VectorIndex):
         A crash mid-way leaves the old collection (or, after its deletion, the full copy, which
         ``_collection`` renames into place on the next open).
         """
+        old = self._collection(collection)
+
+        def pages() -> Iterator[tuple[list[str], Any, Any]]:
+            offset = 0
+            while True:
+                page = self._call(lambda: old.get(include=["embeddings", "metadatas"], limit=_PAGE, offset=offset),
+                                  "rebuild the index")
+                yield page["ids"], page["embeddings"], page["metadatas"]
+                if len(page["ids"]) < _PAGE:
+                    return
+                offset += _PAGE
+        self._refill(collection, pages())
+
+    def restore(self, collection: str) -> None:
+        """Rebuild the collection from the store's copy of its vectors (its HNSW files are unreadable)."""
+        source = self._source
+        if source is None:
+            raise StorageError(f"The {collection} vector index is damaged and this index has no copy to rebuild "
+                               "it from: run `memtrove doctor --rebuild-vectors`")
+        logger.warning("Chroma's {} collection cannot be read (its HNSW files are lost or damaged): "
+                       "rebuilding it from the store's copy of its vectors", collection)
+
+        def pages() -> Iterator[tuple[list[str], Any, Any]]:
+            after = ""
+            while records := list(source(collection, after, _PAGE)):
+                yield [r.id for r in records], [r.vector for r in records], metadatas_of(collection, records)
+                after = records[-1].id
+        self._refill(collection, pages())
+
+    def _refill(self, collection: str, pages: Iterator[tuple[list[str], Any, Any]]) -> None:
+        """A fresh spare collection filled page by page, then swapped in for the collection."""
         name, spare = self.collection_name(collection), self._spare_name(collection)
         client = self._connect()
-        old = self._collection(collection)
         self._call(lambda: _drop(client, spare), "rebuild the index")
         fresh = self._call(lambda: client.create_collection(
             spare, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
             metadata={"kind": collection, **self.profile.as_metadata()}), "rebuild the index")
-        offset = 0
-        while True:
-            page = self._call(lambda: old.get(include=["embeddings", "metadatas"], limit=_PAGE, offset=offset),
-                              "rebuild the index")
-            if len(page["ids"]):
-                self._call(lambda: fresh.add(ids=page["ids"], embeddings=page["embeddings"],
-                                             metadatas=page["metadatas"]), "rebuild the index")
-            if len(page["ids"]) < _PAGE:
-                break
-            offset += _PAGE
+        for ids, embeddings, metas in pages:
+            for at in range(0, len(ids), _UPSERT_PAGE):
+                end = at + _UPSERT_PAGE
+                self._call(lambda: fresh.add(ids=ids[at:end], embeddings=embeddings[at:end], metadatas=metas[at:end]),
+                           "rebuild the index")
         with self._lock:
-            self._call(lambda: client.delete_collection(name), "rebuild the index")
+            self._call(lambda: _drop(client, name), "rebuild the index")
             self._call(lambda: fresh.modify(name=name), "rebuild the index")
             self._collections[collection] = fresh
 
@@ -211,12 +240,27 @@ class ChromaVectorIndex(VectorIndex):
                                           "open the embedded Chroma store")
         return self._client
 
+    def _on(self, collection: str, action: Callable[[Any], Any], what: str) -> Any:
+        """``action`` on the collection; once more after rebuilding it from the store's copy when its HNSW
+        files cannot be read (lost or damaged: a disk, a copy, a kill at the wrong moment)."""
+        seen = self._restored.get(collection, 0)
+        try:
+            return self._call(lambda: action(self._collection(collection)), what)
+        except _Damaged:
+            with self._restoring:  # one rebuild; callers that met the damage meanwhile wait for it
+                if self._restored.get(collection, 0) == seen:
+                    self.restore(collection)
+                    self._restored[collection] = seen + 1
+            return self._call(lambda: action(self._collection(collection)), what)
+
     def _call(self, action: Callable[[], Any], what: str) -> Any:
         try:
             return action()
         except StorageError:
             raise
         except Exception as exc:
+            if any(sign in str(exc) for sign in _DAMAGED):
+                raise _Damaged(f"Failed to {what} in ChromaDB ({self._path}): {exc}") from exc
             if "does not exist" in str(exc):
                 # Another process rebuilt (dropped and re-created) the collection: the next call
                 # opens it afresh instead of failing on the old handle for ever.
@@ -226,22 +270,13 @@ class ChromaVectorIndex(VectorIndex):
             raise StorageError(f"Failed to {what} in ChromaDB ({where}): {exc}") from exc
 
 
-def _clean(metadata: dict[str, Any]) -> dict[str, Any]:
-    # Chroma metadata values must be str, int, float or bool; None means "absent".
-    return {k: v for k, v in metadata.items() if v is not None}
+Source = Callable[[str, str, int], Sequence[VectorRecord]]
+# What Chroma 1.5.9 says when a collection's HNSW segment cannot be loaded from its files.
+_DAMAGED = ("hnsw segment reader", "hnsw segment writer", "Error loading hnsw index", "Nothing found on disk")
 
 
-def _where(where: Filter | None) -> dict[str, Any] | None:
-    if not where:
-        return None
-    # Chroma takes one operator per expression: {"ts": {"$gte": a, "$lte": b}} becomes two clauses;
-    # "$or" takes two or more (one alone is itself).
-    clauses = [{field: {op: value}} for field, cond in where.items() if field != "$or"
-               for op, value in (cond.items() if isinstance(cond, dict) else [("$eq", cond)])]
-    if "$or" in where:
-        either = [w for w in (_where(sub) for sub in where["$or"]) if w is not None]
-        clauses.append(either[0] if len(either) == 1 else {"$or": either})
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+class _Damaged(StorageError):
+    """The collection's HNSW files cannot be read."""
 
 
 def _drop(client: Any, name: str) -> None:
