@@ -70,7 +70,7 @@ class ChromaVectorIndex(VectorIndex):
             col = self._collection(collection)
             self._call(lambda: col.delete(ids=list(vector_ids)), "delete vectors")
 
-    def deletewhere_of(self, collection: str, where: Filter) -> None:
+    def delete_where(self, collection: str, where: Filter) -> None:
         col = self._collection(collection)
         self._call(lambda: col.delete(where=where_of(where)), "delete vectors")
 
