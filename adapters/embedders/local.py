@@ -54,6 +54,10 @@ class OnnxMiniLMEmbedder(Embedder):
     def embed_query(self, text: str) -> Vector:
         return self._embed([text], serial=False)[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        """Several queries in one model call (the gathering wrapper's); each as ``embed_query``'s."""
+        return self._embed(texts, serial=False)
+
     def _embed(self, texts: Sequence[str], serial: bool) -> list[Vector]:
         if not texts:
             return []
