@@ -10,7 +10,9 @@ from adapters import request_scope
 from adapters.vectors.chroma import ChromaVectorIndex
 from adapters.metrics import MeteredEmbedder, MeteredVectorIndex, Metrics
 from config.faults import crash_checkpoint
-from config.embedders import EMBEDDERS, embedder_of_kind, jina_embedder, local_embedder, openai_embedder, voyage_embedder
+from config.embedders import (
+    EMBEDDERS, embedder_of_kind, gathered, jina_embedder, local_embedder, openai_embedder, voyage_embedder,
+)
 from adapters.text.dates import read_spans, resolve_date
 from adapters.files.source_tree import SourceDirs
 from config import factories
@@ -97,7 +99,8 @@ class Adapters(containers.DeclarativeContainer):
     metrics = providers.ThreadSafeSingleton(Metrics)  # one registry per process (GET /metrics)
     model = providers.Selector(
         settings.provided.embedder_key,
-        local=providers.ThreadSafeSingleton(local_embedder, settings=settings),
+        local=providers.ThreadSafeSingleton(
+            gathered, providers.ThreadSafeSingleton(local_embedder, settings=settings), settings=settings),
         openai=providers.ThreadSafeSingleton(openai_embedder, settings=settings, provider="openai"),
         openai_compatible=providers.ThreadSafeSingleton(openai_embedder, settings=settings, provider="openai-compatible"),
         voyage=providers.ThreadSafeSingleton(voyage_embedder, settings=settings),

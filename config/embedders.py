@@ -16,6 +16,17 @@ def local_embedder(settings: Settings) -> object:
     return OnnxMiniLMEmbedder(threads=settings.memtrove_local_threads or 0)
 
 
+def gathered(model: object, settings: Settings) -> object:
+    """The local ``model`` with concurrent requests embedded together (MEMTROVE_LOCAL_CALL_TOKENS; 0: as it is).
+    Only the local one: it computes on this machine's cores, one call at a time is all they take, and
+    every caller would queue for it; an API's calls run side by side."""
+    if not settings.memtrove_local_call_tokens:
+        return model
+    from adapters.embedders.gather import GatheringEmbedder
+
+    return GatheringEmbedder(model, max_tokens=settings.memtrove_local_call_tokens)
+
+
 def openai_embedder(settings: Settings, provider: str) -> object:
     from adapters.embedders.openai import OpenAIEmbedder
 

@@ -188,3 +188,13 @@ def test_a_long_request_is_not_passed_over_for_ever() -> None:
     [caller.outcome() for caller in callers]
     turn = next(n for n, call in enumerate(model.document_calls[1:]) if long_texts[0] in call)
     assert turn <= 2  # passed over twice at most, though short texts were still waiting
+
+
+def test_the_local_model_is_gathered_unless_turned_off(tmp_path) -> None:
+    from config.embedders import gathered
+    from config.settings import Settings
+
+    model = HashEmbedder()
+    wrapped = gathered(model, Settings(memtrove_data_dir=tmp_path))
+    assert isinstance(wrapped, GatheringEmbedder) and wrapped.describe()["gathering"]["max_tokens"] == 512
+    assert gathered(model, Settings(memtrove_data_dir=tmp_path, memtrove_local_call_tokens=0)) is model
