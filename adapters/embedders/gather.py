@@ -1,13 +1,13 @@
 """Concurrent requests to one embedder, embedded together: while a model call runs, the texts that
-arrive wait, and the next call takes many of them at once (documents and queries each in a line of
-their own, as a model may embed them differently).
+arrive wait, and the next call takes many of them at once. Queries, short documents (a memory, a
+turn) and long ones (an artifact's chunks) each have a line of their own: a model may embed queries
+and documents differently, and a short text must not wait behind a long document's call.
 
-There is no fixed delay: a caller who finds the model idle calls it at once, so a lone caller waits
-for nothing; only callers who would have queued for the model anyway are gathered. A call's size is
-bounded twice: by ``max_texts`` and by ``max_tokens`` of padded input (texts in a call are padded to
-its longest, estimated here from characters), so that a short text never waits behind a long
-document's whole batch; the shortest waiting texts go first, and a request passed over twice goes
-first in the next call, so a long document still moves on under a stream of short ones.
+There is no fixed delay: a caller who finds its line idle calls the model at once, so a lone caller
+waits for nothing; only callers who would have queued for the model anyway are gathered. A call's
+size is bounded twice: by ``max_texts`` and by ``max_tokens`` of padded input (texts in a call are
+padded to its longest, estimated here from characters); the shortest waiting texts go first, and a
+request passed over twice goes first in the next call, so a long document still moves on.
 
 The calling thread does the work: whoever finds the line free runs the next call, for whichever
 requests it serves, and hands back. Each caller gets its own vectors, in order, or the error of its
@@ -28,6 +28,12 @@ from domain.ports import Embedder
 
 PATIENCE = 2  # calls a request may be passed over before it goes first
 CHARS_PER_TOKEN = 4
+SHORT = 64  # estimated tokens: a request whose texts are all this short goes to the short documents' line
+
+
+def estimate(text: str, ceiling: int) -> int:
+    """Tokens the model reads for ``text``, roughly (it reads ``ceiling`` at most)."""
+    return min(ceiling, 2 + len(text) // CHARS_PER_TOKEN)
 
 
 @dataclass(eq=False)
@@ -64,10 +70,10 @@ class Line:
         self._busy = False
         self.calls = 0
 
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
+    def embed(self, texts: Sequence[str], sizes: list[int] | None = None) -> list[Vector]:
         if not texts:
             return []
-        request = Request(texts, [min(self._ceiling, 2 + len(t) // CHARS_PER_TOKEN) for t in texts])
+        request = Request(texts, sizes or [estimate(t, self._ceiling) for t in texts])
         with self._changed:
             self._waiting.append(request)
         while True:
@@ -152,13 +158,15 @@ class Line:
 
 class GatheringEmbedder(Embedder):
     """Any embedder, with concurrent requests gathered into shared model calls. Queries are gathered
-    only when the embedder embeds several at once (``embed_queries``); otherwise they pass through."""
+    only when the embedder embeds several at once (``embed_queries``); otherwise they pass through.
+    The lines run side by side: an embedder that must run one call at a time keeps its own lock."""
 
     def __init__(self, inner: Any, max_texts: int = 32, max_tokens: int = 512) -> None:
         self._inner = inner
         self.profile: EmbeddingProfile = inner.profile
-        ceiling = inner.profile.max_tokens
+        self._ceiling = ceiling = inner.profile.max_tokens
         self._documents = Line(inner.embed_documents, max_texts, max_tokens, ceiling)
+        self._short = Line(inner.embed_documents, max_texts, max_tokens, ceiling)
         queries = getattr(inner, "embed_queries", None)
         self._queries = Line(queries, max_texts, max_tokens, ceiling) if queries is not None else None
 
@@ -166,7 +174,9 @@ class GatheringEmbedder(Embedder):
         return getattr(self._inner, name)
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        return self._documents.embed(texts)
+        sizes = [estimate(t, self._ceiling) for t in texts]
+        line = self._short if max(sizes, default=0) <= SHORT else self._documents
+        return line.embed(texts, sizes)
 
     def embed_query(self, text: str) -> Vector:
         if self._queries is None:

@@ -20,6 +20,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_WORD_PIECES = 256  # what the model was trained to read; longer input would be cut
+SHORT_TEXT = 512  # characters: a batch of texts no longer than this is light enough to run beside another
 
 
 def default_model_path() -> Path:
@@ -43,7 +44,7 @@ class OnnxMiniLMEmbedder(Embedder):
         self._lock = threading.Lock()
         # One batch of documents at a time: ONNX Runtime's threads already use every core for one, and each
         # run in parallel holds its own ~0.9 GB of activations (a folder's ingests at once reached 9 GB).
-        # A query (one short text) does not wait for it.
+        # A query, or a batch of short documents (memories, turns: a few MB), does not wait for it.
         self._batches = threading.Lock()
         self._session: Any = None
         self._tokenizers: tuple[Any, Any] | None = None
@@ -66,7 +67,8 @@ class OnnxMiniLMEmbedder(Embedder):
         out: list[Vector] = [[] for _ in texts]
         for start in range(0, len(order), self._batch_size):
             batch = order[start:start + self._batch_size]
-            with self._batches if serial else contextlib.nullcontext():
+            heavy = serial and len(texts[batch[-1]]) > SHORT_TEXT  # sorted: its last text is its longest
+            with self._batches if heavy else contextlib.nullcontext():
                 vectors = self._run(session, batcher, [readable(texts[i]) for i in batch])
             for i, vector in zip(batch, vectors, strict=True):
                 out[i] = vector

@@ -21,7 +21,7 @@ class GatedModel(HashEmbedder):
     any call holding a text with "bad" in it, and embeds queries in batches when asked to."""
 
     def __init__(self, queries: bool = True) -> None:
-        super().__init__()
+        super().__init__(max_tokens=512)  # texts past 64 tokens (~250 characters) are long documents
         self.release = threading.Event()
         self.entered = threading.Event()
         self.document_calls: list[list[str]] = []
@@ -63,12 +63,12 @@ class Caller(threading.Thread):
         return self.result if self.error is None else self.error
 
 
-def waiting_texts(embedder: GatheringEmbedder, line: str = "_documents") -> int:
+def waiting_texts(embedder: GatheringEmbedder, line: str = "_short") -> int:
     return sum(len(r.texts) - r.taken for r in getattr(embedder, line)._waiting)
 
 
 def queue_behind_first(embedder: GatheringEmbedder, model: GatedModel, first: Callable[[], Any],
-                       others: list[Callable[[], Any]], line: str = "_documents") -> tuple[Caller, list[Caller]]:
+                       others: list[Callable[[], Any]], line: str = "_short") -> tuple[Caller, list[Caller]]:
     """``first`` runs and holds the model; ``others`` queue behind it; then the model is released."""
     leader = Caller(first)
     assert model.entered.wait(30)
@@ -157,37 +157,59 @@ def test_a_model_answering_the_wrong_count_is_an_error_not_a_shifted_result() ->
         GatheringEmbedder(Short()).embed_documents(["a", "b"])
 
 
-def test_calls_keep_within_their_text_and_token_bounds() -> None:
+def test_a_short_document_does_not_wait_behind_a_long_call() -> None:
     model = GatedModel()
-    embedder = GatheringEmbedder(model, max_texts=4, max_tokens=100)
-    long_texts = [f"long {n} " + "x" * 400 for n in range(5)]  # ~100 tokens each: one per call
-    short = [[f"short {n}"] for n in range(9)]
-    leader, callers = queue_behind_first(
-        embedder, model, lambda: embedder.embed_documents(["first"]),
-        [lambda: embedder.embed_documents(long_texts)] + [lambda t=t: embedder.embed_documents(t) for t in short])
+    embedder = GatheringEmbedder(model)
+    long_call = Caller(lambda: embedder.embed_documents(["long " + "x" * 400]))
+    assert model.entered.wait(30)
+    assert embedder.embed_documents(["a short memory"]) == [model._vector("a short memory")]
+    assert long_call.is_alive()  # still held in the model
+    model.release.set()
+    assert long_call.outcome() == [model._vector("long " + "x" * 400)]
+
+
+def test_long_calls_keep_within_their_token_budget() -> None:
+    model = GatedModel()
+    embedder = GatheringEmbedder(model, max_tokens=250)  # two ~100-token texts a call
+    first, five, three = (["first " + "x" * 400], [f"long {n} " + "x" * 400 for n in range(5)],
+                          [f"other {n} " + "y" * 400 for n in range(3)])
+    leader, callers = queue_behind_first(embedder, model, lambda: embedder.embed_documents(first),
+                                         [lambda t=t: embedder.embed_documents(t) for t in (five, three)],
+                                         line="_documents")
+    assert leader.outcome() == [model._vector(t) for t in first]
+    assert callers[0].outcome() == [model._vector(t) for t in five]
+    assert callers[1].outcome() == [model._vector(t) for t in three]
+    later = model.document_calls[1:]
+    assert all(len(call) <= 2 for call in later) and len(later) == 4
+    assert sorted(t for call in later for t in call) == sorted(five + three)
+
+
+def test_short_calls_take_the_shortest_texts_first_up_to_max_texts() -> None:
+    model = GatedModel()
+    embedder = GatheringEmbedder(model, max_texts=4)
+    short = [["s" * 4 * (30 - n)] for n in range(9)]  # the later, the shorter (by four characters: a token)
+    leader, callers = queue_behind_first(embedder, model, lambda: embedder.embed_documents(["first"]),
+                                         [lambda t=t: embedder.embed_documents(t) for t in short])
     leader.outcome()
-    assert callers[0].outcome() == [model._vector(t) for t in long_texts]
-    for texts, caller in zip(short, callers[1:], strict=True):
+    for texts, caller in zip(short, callers, strict=True):
         assert caller.outcome() == [model._vector(t) for t in texts]
     later = model.document_calls[1:]
-    assert all(len(call) <= 4 for call in later)
-    assert all(len(call) == 1 for call in later if any(t.startswith("long") for t in call))
-    assert later[0] == ["short 0", "short 1", "short 2", "short 3"]  # the shortest first
-    assert sorted(t for call in later for t in call) == sorted(long_texts + [t for ts in short for t in ts])
+    assert [len(call) for call in later] == [4, 4, 1]
+    assert later[0] == [t for texts in short[:-5:-1] for t in texts]  # the four shortest
 
 
-def test_a_long_request_is_not_passed_over_for_ever() -> None:
+def test_a_longer_request_is_not_passed_over_for_ever() -> None:
     model = GatedModel()
-    embedder = GatheringEmbedder(model, max_texts=2, max_tokens=1000)
-    long_texts = ["long " + "x" * 2000]
+    embedder = GatheringEmbedder(model, max_texts=2)
+    longer = ["longer " + "x" * 200]  # still a short document: ~52 tokens
     short = [[f"short {n}"] for n in range(10)]
     leader, callers = queue_behind_first(
         embedder, model, lambda: embedder.embed_documents(["first"]),
-        [lambda: embedder.embed_documents(long_texts)] + [lambda t=t: embedder.embed_documents(t) for t in short])
+        [lambda: embedder.embed_documents(longer)] + [lambda t=t: embedder.embed_documents(t) for t in short])
     leader.outcome()
     [caller.outcome() for caller in callers]
-    turn = next(n for n, call in enumerate(model.document_calls[1:]) if long_texts[0] in call)
-    assert turn <= 2  # passed over twice at most, though short texts were still waiting
+    turn = next(n for n, call in enumerate(model.document_calls[1:]) if longer[0] in call)
+    assert turn == 2  # passed over twice, then first, though shorter texts were still waiting
 
 
 def test_the_local_model_is_gathered_unless_turned_off(tmp_path) -> None:
