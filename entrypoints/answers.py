@@ -12,15 +12,17 @@ listens and drops the record when an answer differs (entrypoints/bridge.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sys
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config.settings import Settings
+if TYPE_CHECKING:  # a bridge computes the key from remembered settings, without loading these (entrypoints/start.py)
+    from config.settings import Settings
 
 CACHEABLE = frozenset({"initialize", "server/discover", "tools/list"})
 PACKAGES = ("config", "domain", "adapters", "plugins", "entrypoints")
@@ -30,6 +32,16 @@ KEPT_FILES = 8  # keys recorded (one per code version and settings); older ones 
 
 def answers_key(settings: Settings) -> str:
     """A fingerprint of what a server's answers to CACHEABLE requests are made of."""
+    values = settings.model_dump(mode="json", exclude=set(IGNORED_SETTINGS))
+    digest = hashlib.sha256(code_key().encode())
+    digest.update(json.dumps(values, sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:32]
+
+
+@functools.cache
+def code_key() -> str:
+    """A fingerprint of the code and the installed packages (Python's version, memtrove's modules, the
+    distributions in site-packages), computed once a process."""
     digest = hashlib.sha256(sys.version.encode())
     for package in PACKAGES:
         spec = find_spec(package)
@@ -48,8 +60,6 @@ def answers_key(settings: Settings) -> str:
         except OSError:
             continue
         digest.update(f"{entry}:{','.join(names)}\n".encode())
-    values = settings.model_dump(mode="json", exclude=set(IGNORED_SETTINGS))
-    digest.update(json.dumps(values, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:32]
 
 

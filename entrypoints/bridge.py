@@ -21,16 +21,16 @@ import socket
 import sys
 import threading
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loguru import logger
-
-from config.settings import Settings
-from entrypoints.answers import Answers, answers_key
+from entrypoints.answers import Answers
 from entrypoints.early import EarlyAnswers
 from entrypoints.launcher import START_TIMEOUT, OwnerLauncher, Unavailable
-from entrypoints.shared import data_dir_of, embedder_label
+from entrypoints.lazylog import logger
 from entrypoints.wire import NO_ID, peek, read_lines, response_key
+
+if TYPE_CHECKING:
+    from entrypoints.start import StartSettings
 
 RESTARTED = "memtrove server restarted; retry"
 SERVER_ERROR = -32000  # JSON-RPC "server error" range
@@ -39,9 +39,8 @@ CLOSE_TIMEOUT = 5.0  # after the client leaves, how long answers still in flight
 SEND_ATTEMPTS = 3
 
 
-def run_bridge(settings: Settings) -> int:
-    bridge = Bridge(OwnerLauncher(data_dir_of(settings), embedder_label(settings), settings.toolsets),
-                    Answers(answers_key(settings)))
+def run_bridge(start: StartSettings) -> int:
+    bridge = Bridge(OwnerLauncher(start.data_path, start.embedder, start.toolsets), Answers(start.answers))
     try:
         bridge.open()
     except Unavailable as exc:

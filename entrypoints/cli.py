@@ -13,16 +13,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
+from typing import TYPE_CHECKING
 
-from loguru import logger
-
-from config.logging import configure_logging
-from config.settings import Settings, load_settings
 from domain.errors import ConfigurationError, MemtroveError
-from entrypoints.console.commands import COMMANDS
 from entrypoints.fatal import say_fatal
 
-def parser() -> argparse.ArgumentParser:
+if TYPE_CHECKING:
+    from config.settings import Settings
+
+
+def parser(serve_only: bool = False) -> argparse.ArgumentParser:
+    """The command line; ``serve_only``: the ``serve`` command alone (a stdio start loads no other command)."""
     root = argparse.ArgumentParser(prog="memtrove", description="memtrove: a memory server for AI agents (MCP).")
     commands = root.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
@@ -34,6 +36,8 @@ def parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check that the vector index holds what the store holds")
     doctor.add_argument("--rebuild-vectors", action="store_true",
                         help="rebuild the vector index from the vectors kept in the store (no re-embedding)")
+    if serve_only:
+        return root
     from entrypoints.console.commands import add_parsers
     from entrypoints.tokens import add_parser
     from entrypoints.web.launch import add_parser as add_ui_parser
@@ -45,8 +49,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if argv[:1] == ["serve"] and (code := quick_serve(parser(serve_only=True).parse_args(argv))) is not None:
+            return code
+    except KeyboardInterrupt:
+        return 130
     args = parser().parse_args(argv)
     try:
+        from config.logging import configure_logging
+        from config.settings import load_settings
+        from entrypoints.console.commands import COMMANDS
+
         settings = load_settings()
         quiet = args.command in COMMANDS and "LOG_LEVEL" not in os.environ  # a person's command: warnings only
         configure_logging("WARNING" if quiet else settings.log_level, settings.memtrove_log_format)
@@ -72,10 +86,17 @@ def main(argv: list[str] | None = None) -> int:
                 from entrypoints.owner import run_owner
 
                 return run_owner(settings)
-            if transport == "stdio" and settings.memtrove_shared:
-                from entrypoints.bridge import run_bridge
+            if transport == "stdio":
+                from entrypoints.start import remember
 
-                return run_bridge(settings)
+                start = remember(settings)  # the next stdio start reads these instead of loading the settings
+                if settings.memtrove_shared:
+                    from entrypoints.bridge import run_bridge
+
+                    return run_bridge(start)
+                from entrypoints.local import run_local
+
+                return run_local(start, settings)
             return serve(settings, transport,
                          args.host or settings.memtrove_host,
                          settings.mcp_port if args.port is None else args.port)
@@ -87,8 +108,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def quick_serve(args: argparse.Namespace) -> int | None:
+    """``memtrove serve`` over stdio with the start settings an earlier start remembered for this
+    environment (entrypoints/start.py), without loading the settings; None: not such a start."""
+    if args.owner or args.transport == "http":
+        return None
+    from entrypoints.start import recall
+
+    start = recall()
+    if start is None or (args.transport or start.transport) != "stdio":
+        return None
+    from entrypoints.lazylog import logger
+
+    logger.defer(start.log_level, start.log_format)
+    if start.shared:
+        from entrypoints.bridge import run_bridge
+
+        return run_bridge(start)
+    from entrypoints.local import run_local
+
+    return run_local(start)
+
+
 def serve(settings: Settings, transport: str, host: str, port: int) -> int:
-    """Serve in this process: stdio when not shared, or HTTP (which owns the data dir as a shared server does)."""
+    """Serve in this process: HTTP (which owns the data dir as a shared server does), or stdio (``memtrove
+    serve`` over stdio answers early instead: entrypoints/local.py)."""
+    from loguru import logger
+
     from entrypoints.mcp.server import build_server
     from entrypoints.runtime import Runtime
     from entrypoints.shared import data_dir_of, holding, uses_data_dir

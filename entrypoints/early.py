@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loguru import logger
+from entrypoints.lazylog import logger
 
 from entrypoints.answers import CACHEABLE, Answers, answer_line, entry_key, parse_request
 

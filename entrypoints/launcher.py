@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loguru import logger
+from entrypoints.lazylog import logger
 
 from entrypoints.shared import (OWNER_BUSY, bridge_hello, connect, describe, lock_is_held, log_path, memtrove_command,
                                 read_holder, socket_path)

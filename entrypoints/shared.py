@@ -22,10 +22,12 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config.settings import Settings
 from domain.errors import ConfigurationError
+
+if TYPE_CHECKING:  # a bridge gets here without loading the settings (entrypoints/start.py)
+    from config.settings import Settings
 
 LOCK_NAME = "memtrove.lock"
 SOCKET_NAME = "memtrove.sock"

@@ -107,3 +107,27 @@ def test_a_recorded_answer_the_server_contradicts_is_dropped_and_the_client_list
     # Dropped, then recorded again from the server's own answer to the second listing.
     lists = [r for e, r in json.loads(recorded.read_text()).items() if json.loads(e)[1] == "tools/list"]
     assert [[t["name"] for t in r["tools"]] for r in lists] == [[t["name"] for t in tools]]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_an_unshared_server_answers_early_while_it_builds_and_serves_the_session_itself(
+        fake: QuickFakeOpenAIServer, dirs: tuple[Path, Path, Path], mode: str) -> None:
+    """MEMTROVE_SHARED=false (entrypoints/local.py): the first start records its own answers and the
+    settings it started with (entrypoints/start.py); a restart answers from them, and its session is
+    served by the process itself (no shared server starts)."""
+    first, _, cache = dirs
+    env = {**env_for(fake, cache), "MEMTROVE_SHARED": "false"}
+    logs = [first.parent / "one.log", first.parent / "two.log"]
+    listed = []
+    for log in logs:
+        with blocking(stdio_session(first, env, stderr_path=log, mode=mode)) as client:
+            listed.append(tools_of(client))
+            stored = client.run(scenario.store, f"Served in process, session {len(listed)}")
+            assert stored["id"] in scenario.ids(client.run(scenario.list_memories, limit=5))
+            assert owner_pid(first) is None
+    assert listed[0] == listed[1]
+    assert "bridge_answered_early" not in logs[0].read_text()
+    text = logs[1].read_text()
+    assert "bridge_answered_early method=tools/list" in text, text
+    assert "bridge_early_answer_differed" not in text, text
+    assert list((cache / "memtrove").glob("start-*.json"))
