@@ -130,6 +130,7 @@ class LoadRun:
             "run": self.id, "urls": self.urls, "clients": self.config.clients, "ops_per_client": self.config.ops,
             "ops_done": self.ops_done, "calls_answered": answered, "wall_seconds": round(self.wall, 2),
             "ops_per_second": round(self.ops_done / self.wall, 1) if self.wall else None,
+            "calls_per_second": round(answered / self.wall, 1) if self.wall else None,  # tool calls answered
             "errors": {"total": sum(self.stats.errors.values()), "by_message": dict(self.stats.errors.most_common()),
                        "samples": self.stats.error_samples},
             "transport_failures": {"interrupted": sum(interrupted.values()), "unexpected": sum(unexpected.values()),
@@ -216,7 +217,8 @@ def problems(report: dict[str, Any]) -> dict[str, Any]:
 def summary(report: dict[str, Any]) -> str:
     """A short table for people: per tool latency (with the single-client p50) and what went wrong."""
     lines = [f"run {report['run']}: {report['clients']} clients x {report['ops_per_client']} ops in "
-             f"{report['wall_seconds']} s ({report['ops_per_second']} ops/s), {report['errors']['total']} errors, "
+             f"{report['wall_seconds']} s ({report['ops_per_second']} ops/s, {report['calls_per_second']} calls/s), "
+             f"{report['errors']['total']} errors, "
              f"{report['transport_failures']['unexpected']} transport failures "
              f"(+{report['transport_failures']['interrupted']} interrupted by a planned outage)",
              f"{'tool':<18}{'n':>6}{'single p50':>12}{'p50 ms':>10}{'p95 ms':>10}{'errors':>8}"]
