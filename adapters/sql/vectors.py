@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from adapters.sql.base import metadata
 from adapters.sql.tables import put_meta
+from adapters.sql.vector_meta import ARTIFACT_COLLECTIONS, pack, unpack
 from adapters.vectors.blobs import decode, decode_rows, encode
 from adapters.vectors.similarity import matches
 from domain.access.principal import LOCAL_USER
@@ -64,16 +65,13 @@ jobs = Table(
     Column("request", Text),  # JSON: what to ingest, until its version is written
 )
 
-ARTIFACT_COLLECTIONS = ("artifact", "chunk")
-
-
 def put_vectors(conn: Connection, collection: str, owner: str | None, records: Sequence[VectorRecord],
                 pending: bool = False) -> None:
     """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
     rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
              "version": str(r.metadata.get("version") or (version_of(r.id) if r.id.count("::") >= 2 else "")),
              "pending": pending,
-             "embedding": encode(r.vector), "meta": json.dumps(r.metadata, sort_keys=True)}
+             "embedding": encode(r.vector), "meta": pack(collection, r)}
             for r in records]
     for start in range(0, len(rows), 1_000):
         conn.execute(insert(vectors), rows[start:start + 1_000])
@@ -119,7 +117,7 @@ def backfill_access(conn: Connection) -> None:
 
 def _record(row: Any) -> VectorRecord:
     return VectorRecord(id=row.id, record_id=record_of(row.id), vector=decode(row.embedding).tolist(),
-                        metadata=json.loads(row.meta))
+                        metadata=unpack(row.collection.lstrip("~"), row.id, row.meta))
 
 
 class SqlVectorOutbox(VectorOutbox, KeyLocks):
@@ -189,7 +187,7 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
             rows = conn.execute(select(vectors.c.id, vectors.c.embedding, vectors.c.meta).where(
                 vectors.c.collection == collection, vectors.c.owner.in_(sorted(owners)),
                 vectors.c.pending.is_(False))).all()
-        kept = [row for row in rows if matches(json.loads(row.meta), where)]
+        kept = [row for row in rows if matches(unpack(collection, row.id, row.meta), where)]
         if not kept:
             return owners, []
         found = decode_rows([row.embedding for row in kept])
@@ -250,7 +248,7 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
                     kept = dict(conn.execute(select(vectors.c.id, vectors.c.meta).where(
                         vectors.c.collection == f"~{collection}", vectors.c.id.in_([r.id for r in records]))).all())
                     put_vectors(conn, collection, None, [
-                        replace(r, metadata={**json.loads(kept[r.id]), **r.metadata}) if r.id in kept else r
+                        replace(r, metadata={**unpack(collection, r.id, kept[r.id]), **r.metadata}) if r.id in kept else r
                         for r in records])
                     count += len(records)
                 conn.execute(delete(vectors).where(vectors.c.collection.startswith("~")))

@@ -184,8 +184,8 @@ class OutboxContract:
         got = {r.id: r for r in store.stored_vectors("memory", "", 10)}
         assert sorted(got) == ["mem_a::v1::0", "mem_c::v2::0"]  # mem_b's copy went with the old profile
         assert got["mem_a::v1::0"].vector == pytest.approx([9.0, 0.0, 0.0, 0.0])
-        assert got["mem_a::v1::0"].metadata == {"version": "v1", "type": "fact", "acl:u:alice": True}
-        assert got["mem_c::v2::0"].metadata == {"type": "event"}
+        assert got["mem_a::v1::0"].metadata.items() >= {"version": "v1", "type": "fact", "acl:u:alice": True}.items()
+        assert got["mem_c::v2::0"].metadata["type"] == "event" and "acl:u:alice" not in got["mem_c::v2::0"].metadata
         assert store.adopt_vectors("new", lambda: iter([])) is None
 
     def test_key_locks_exclude_each_other(self, store) -> None:

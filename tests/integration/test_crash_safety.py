@@ -54,6 +54,7 @@ from typing import Any
 import pytest
 
 from domain.ids import artifact_id, record_of
+from domain.upkeep.vector_sync import filtered_fields
 from domain.artifacts.ingest import EMBED_BATCH
 from tests.support.crash_driver import QuickFakeOpenAIServer, RawStdioServer, ServerDied, document
 from tests.support.store_state import (
@@ -251,7 +252,9 @@ def check_complete(snap: StoreSnapshot, ref: Reference) -> None:
             f"Chroma's {kind} collection: {len(held.keys() - stored.keys())} vectors the store does not hold, "
             f"{len(stored.keys() - held.keys())} of the store's missing")
         for vid, row in stored.items():
-            assert held[vid] == {**row.meta, "record_id": record_of(vid)}, f"metadata of {vid} in Chroma"
+            # Chroma keeps what it filters on (adapters/vectors/chroma_filters.py): no access keys, no version.
+            assert held[vid] == filtered_fields(kind, {**row.meta, "record_id": record_of(vid)}), \
+                f"metadata of {vid} in Chroma"
             assert same_vector(chroma.embeddings[kind][vid], row.embedding), f"Chroma's embedding of {vid} differs"
     assert not [n for n in chroma.collections if n.startswith("rebuild__")], f"rebuild copies: {chroma.collections}"
     assert not chroma.strays, f"orphaned files in the chroma dir: {chroma.strays}"

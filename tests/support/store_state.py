@@ -7,7 +7,6 @@ memtrove's own adapters, so a bug in them cannot hide itself. SQLite and Postgre
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -15,6 +14,8 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from adapters.sql.vector_meta import unpack
 
 KINDS = ("memory", "history", "history_context", "artifact", "chunk")  # memtrove's collections
 
@@ -74,7 +75,8 @@ def read_sql(url: str) -> SqlState:
             chunks = rows("SELECT * FROM artifact_chunks ORDER BY artifact_id, version, chunk_index")
             audit = rows("SELECT * FROM audit_log ORDER BY seq")
             vectors = {(r["collection"], r["id"]): VectorRow(r["owner"], r["version"], bool(r["pending"]),
-                                                             bytes(r["embedding"]), json.loads(r["meta"]))
+                                                             bytes(r["embedding"]),
+                                                             unpack(r["collection"], r["id"], r["meta"]))
                        for r in rows("SELECT * FROM vectors")}
             outbox = [(r["collection"], r["owner"]) for r in rows("SELECT * FROM vector_outbox ORDER BY seq")]
             jobs = rows("SELECT * FROM ingest_jobs ORDER BY artifact_id")
@@ -123,6 +125,8 @@ def chroma_files(data_dir: Path) -> tuple[dict[str, str], list[str]]:
     half-built copy) is an orphan.
     """
     chroma = data_dir / "chroma"
+    if not (chroma / "chroma.sqlite3").exists():  # nothing reached the index yet: a new store makes none
+        return {}, sorted(p.name for p in chroma.iterdir()) if chroma.is_dir() else []
     with closing(sqlite3.connect(chroma / "chroma.sqlite3")) as conn:
         collections = dict(conn.execute("SELECT name, id FROM collections").fetchall())
         segments = {row[0] for row in conn.execute(
@@ -139,6 +143,8 @@ def read_chroma(data_dir: Path) -> ChromaState:
     collections, strays = chroma_files(data_dir)
     vectors: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in (*KINDS, "other")}
     embeddings: dict[str, dict[str, bytes]] = {kind: {} for kind in (*KINDS, "other")}
+    if not collections:
+        return ChromaState(vectors, embeddings, collections, strays)
     with _client(data_dir) as client:
         for collection in client.list_collections():
             name = collection if isinstance(collection, str) else collection.name
