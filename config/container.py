@@ -117,6 +117,7 @@ class Adapters(containers.DeclarativeContainer):
             path=settings.provided.chroma_path,
             host=settings.provided.chroma_host,
             port=settings.provided.chroma_port,
+            source=store.provided.stored_vectors,  # a collection whose HNSW files are lost is rebuilt from it
         ),
         pgvector=providers.ThreadSafeSingleton(factories.pgvector, profile=embedder.provided.profile, engine=engine),
     )
