@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     memtrove_local_threads: int | None = Field(None, ge=1, le=64)
     # Concurrent requests to the local model share its calls (adapters/embedders/gather.py): at most
     # this many tokens of padded input a call, so a short text waits for a short call at most; 0: off.
-    memtrove_local_call_tokens: int = Field(512, ge=0, le=65536)
+    memtrove_local_call_tokens: int = Field(0, ge=0, le=65536)
     memtrove_database_url: str | None = None
     # Where vectors are indexed: Chroma (default; embedded, or a server with CHROMA_HOST) or pgvector
     # in the PostgreSQL database of MEMTROVE_DATABASE_URL (rows, lexical index and vectors in one database).

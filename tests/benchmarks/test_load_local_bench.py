@@ -6,8 +6,9 @@ so the figures show how concurrent requests share the model. A probe session lis
 half second meanwhile (the server's event loop answers that itself, no worker thread, no model),
 beside the same list on the idle server: whether the loop stays free while the model runs. With MEMTROVE_LOAD_BEFORE naming another checkout (``git
 worktree add /tmp/batch-before <commit>``) the same scenario runs against it too, alternately, on
-the same machine at the same time of day: before/after figures from one run. MEMTROVE_LOAD_UNGATHERED=1
-adds this checkout with gathering off (MEMTROVE_LOCAL_CALL_TOKENS=0).
+the same machine at the same time of day: before/after figures from one run. "after" runs
+this checkout with gathering on (MEMTROVE_LOCAL_CALL_TOKENS=512; the default is off);
+MEMTROVE_LOAD_UNGATHERED=1 adds this checkout as it runs by default (gathering off).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ HERE = Path(__file__).resolve().parents[2]  # the checkout this bench belongs to
 def test_local_model_under_load(benchmark, report, tmp_path, monkeypatch) -> None:
     clients, ops, single_ops = size(16, 3), size(150, 8), size(100, 10)
     before = os.environ.get("MEMTROVE_LOAD_BEFORE")
-    trees: list[tuple[str, Path, dict[str, str]]] = [("after", HERE, {})]
+    trees: list[tuple[str, Path, dict[str, str]]] = [("after", HERE, {"MEMTROVE_LOCAL_CALL_TOKENS": "512"})]
     if before:
         trees.append(("before", Path(before), {}))
     if os.environ.get("MEMTROVE_LOAD_UNGATHERED") == "1":

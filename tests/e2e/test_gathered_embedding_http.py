@@ -51,7 +51,7 @@ async def all_clients(url: str) -> list[list[tuple[str, dict[str, Any]]]]:
 
 def test_concurrent_clients_find_their_own_memories(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with http_server(data, {"MEMTROVE_EMBEDDER": "local"}, stderr_path=tmp_path / "server.log") as server:
+    with http_server(data, {"MEMTROVE_EMBEDDER": "local", "MEMTROVE_LOCAL_CALL_TOKENS": "512"}, stderr_path=tmp_path / "server.log") as server:
         results = asyncio.run(all_clients(server.mcp_url))
         report = asyncio.run(load_and_verify([server.mcp_url], LoadConfig(clients=4, ops=12),
                                              db_url=f"sqlite:///{data / 'memtrove.sqlite3'}"))

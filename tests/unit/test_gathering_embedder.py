@@ -212,11 +212,11 @@ def test_a_longer_request_is_not_passed_over_for_ever() -> None:
     assert turn == 2  # passed over twice, then first, though shorter texts were still waiting
 
 
-def test_the_local_model_is_gathered_unless_turned_off(tmp_path) -> None:
+def test_the_local_model_is_gathered_when_turned_on(tmp_path) -> None:
     from config.embedders import gathered
     from config.settings import Settings
 
     model = HashEmbedder()
-    wrapped = gathered(model, Settings(memtrove_data_dir=tmp_path))
+    wrapped = gathered(model, Settings(memtrove_data_dir=tmp_path, memtrove_local_call_tokens=512))
     assert isinstance(wrapped, GatheringEmbedder) and wrapped.describe()["gathering"]["max_tokens"] == 512
-    assert gathered(model, Settings(memtrove_data_dir=tmp_path, memtrove_local_call_tokens=0)) is model
+    assert gathered(model, Settings(memtrove_data_dir=tmp_path)) is model  # off by default
