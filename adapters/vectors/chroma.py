@@ -106,8 +106,6 @@ class ChromaVectorIndex(VectorIndex):
         return list(got["ids"])
 
     def export(self, collection: str, offset: int, limit: int) -> list[VectorRecord]:
-        if self._client is None and self._path and not os.path.exists(os.path.join(self._path, "chroma.sqlite3")):
-            return []  # no embedded store yet: nothing to export (a new store's start imports no chromadb)
         col = self._collection(collection)
         got = self._call(lambda: col.get(include=["embeddings", "metadatas"], limit=limit, offset=offset),
                          "read vectors")

@@ -89,11 +89,3 @@ def test_without_a_copy_the_damage_is_reported_with_the_way_out(tmp_path: Path) 
     with pytest.raises(StorageError, match="doctor --rebuild-vectors"):
         index.query("chunk", records()[0].vector, 5)
 
-
-def test_an_embedded_store_not_yet_made_exports_nothing_and_is_not_made(tmp_path: Path) -> None:
-    """A new data dir's start (adoption reads every collection) neither opens Chroma nor makes its files."""
-    index = ChromaVectorIndex(PROFILE, path=str(tmp_path / "chroma"))
-    assert index.export("chunk", 0, 100) == []
-    assert not (tmp_path / "chroma").exists()
-    index.upsert("chunk", records()[:3])
-    assert {r.id for r in index.export("chunk", 0, 100)} == {r.id for r in records()[:3]}
