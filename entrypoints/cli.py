@@ -131,8 +131,8 @@ def quick_serve(args: argparse.Namespace) -> int | None:
 
 
 def serve(settings: Settings, transport: str, host: str, port: int) -> int:
-    """Serve in this process: HTTP (which owns the data dir as a shared server does), or stdio (``memtrove
-    serve`` over stdio answers early instead: entrypoints/local.py)."""
+    """Serve HTTP in this process (it owns the data dir as a shared server does); stdio is served by the
+    bridge or, with MEMTROVE_SHARED=false, by entrypoints/local.py."""
     from loguru import logger
 
     from entrypoints.mcp.server import build_server
@@ -149,22 +149,14 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
         runtime.start()
         server = build_server(runtime)
         try:
-            if transport == "stdio":
-                # The store check runs in the background right after the handshake (the client spawns us
-                # and waits); a mismatch ends the process with its message. When the client leaves
-                # first, it is reported here.
-                logger.debug("serving transport=stdio")
-                server.run("stdio")
-                runtime.check_store()
-            else:
-                runtime.check_store()
-                import uvicorn
+            runtime.check_store()
+            import uvicorn
 
-                from entrypoints.http import build_http_app
+            from entrypoints.http import build_http_app
 
-                app = build_http_app(server, runtime, host)
-                logger.info("serving transport=http url=http://{}:{}/mcp", host, port)
-                uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
+            app = build_http_app(server, runtime, host)
+            logger.info("serving transport=http url=http://{}:{}/mcp", host, port)
+            uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
         finally:
             runtime.shutdown()
     return 0
