@@ -102,6 +102,13 @@ def parser() -> argparse.ArgumentParser:
     folder.add_argument("--files", type=int, default=300, help="files taken from it, by name (default 300)")
     folder.add_argument("--store", type=Path, default=None, metavar="DIR", help="keep the data dir here")
     folder.add_argument("--out", type=Path, default=Path("console-folder.json"), help="where to write the JSON report")
+    docs = suites.add_parser("ingest", help="Python's library documents through artifact_ingest on the local model "
+                             "(MEMTROVE_LOCAL_MODEL): seconds per MB, pieces/s, both cores' use")
+    docs.add_argument("--docs", type=int, default=None, help="the first N documents of the corpus (default: all 90)")
+    docs.add_argument("--concurrency", type=int, default=2, help="artifact_ingest calls at a time (default 2)")
+    docs.add_argument("--before", type=Path, default=None, metavar="DIR", help="another checkout, run alternately")
+    docs.add_argument("--rounds", type=int, default=1, help="runs of each tree (default 1)")
+    docs.add_argument("--out", type=Path, default=Path("ingest-results.json"), help="where to write the JSON report")
     kept = what.add_parser("store", help="export, import and the page's render times on a memtrove-bench scale store")
     kept.add_argument("--store", type=Path, required=True, metavar="DIR", help="a store memtrove-bench scale built")
     kept.add_argument("--dimensions", type=int, default=256, help="its stand-in embedder's (default 256)")
@@ -125,6 +132,10 @@ def run_bench(args: argparse.Namespace) -> int:
         if args.what == "folder":
             return console.folder(args.docs, args.files, args.out, args.store)
         return console.store(args.store, args.dimensions, args.requests, args.out)
+    if args.suite == "ingest":
+        from bench import ingest
+
+        return ingest.main(args.docs, args.concurrency, args.before, args.rounds, args.out)
     if args.suite == "scale":
         from bench import scale
 
