@@ -108,6 +108,7 @@ def parser() -> argparse.ArgumentParser:
     docs.add_argument("--concurrency", type=int, default=2, help="artifact_ingest calls at a time (default 2)")
     docs.add_argument("--before", type=Path, default=None, metavar="DIR", help="another checkout, run alternately")
     docs.add_argument("--rounds", type=int, default=1, help="runs of each tree (default 1)")
+    docs.add_argument("--reingest", action="store_true", help="then each document again, one paragraph added")
     docs.add_argument("--out", type=Path, default=Path("ingest-results.json"), help="where to write the JSON report")
     kept = what.add_parser("store", help="export, import and the page's render times on a memtrove-bench scale store")
     kept.add_argument("--store", type=Path, required=True, metavar="DIR", help="a store memtrove-bench scale built")
@@ -135,7 +136,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.suite == "ingest":
         from bench import ingest
 
-        return ingest.main(args.docs, args.concurrency, args.before, args.rounds, args.out)
+        return ingest.main(args.docs, args.concurrency, args.before, args.rounds, args.out, args.reingest)
     if args.suite == "scale":
         from bench import scale
 

@@ -6,7 +6,8 @@ Reported: seconds per MB of text; the model's pieces (vectors stored) a second; 
 p50/p95 (a document is searchable by words and by meaning when its call returns: its text and its
 vectors commit together); the server's CPU over the wall time (2.0 = both cores all the time) and
 each core's busy share (/proc/stat, the whole machine: run it on a quiet one); the server's peak RSS.
-``--before DIR`` runs the same ingest on another checkout too, alternately, in one run.
+``--before DIR`` runs the same ingest on another checkout too, alternately, in one run; ``--reingest``
+then ingests each document again with one paragraph added near its middle (a new version).
 """
 
 from __future__ import annotations
@@ -44,7 +45,21 @@ def core_ticks() -> list[tuple[int, int]]:
     return out
 
 
-async def ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int) -> dict[str, Any]:
+def edited(text: str) -> str:
+    """The document with one paragraph near its middle reworded: a new version, most chunks unchanged."""
+    middle = text.find("\n\n", len(text) // 2)
+    return text if middle < 0 else f"{text[:middle]}\n\nThis paragraph was added by an edit.{text[middle:]}"
+
+
+async def ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int, again: bool = False) -> dict[str, Any]:
+    first = await _ingest(docs, folder, concurrency)
+    if not again:
+        return first
+    second = await _ingest([(name, edited(text)) for name, text in docs], folder, concurrency)
+    return {**first, "reingest_edited": {k: second[k] for k in ("wall_seconds", "seconds_per_mb", "call_seconds")}}
+
+
+async def _ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int) -> dict[str, Any]:
     seconds: list[float] = []
     chunks = 0
     async with server(folder) as client:
@@ -81,7 +96,8 @@ async def ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int) ->
             "core_busy": busy, "call_seconds": latency(seconds), "peak_rss_mb": peak}
 
 
-def main(limit: int | None, concurrency: int, before: Path | None, rounds: int, out: Path | None) -> int:
+def main(limit: int | None, concurrency: int, before: Path | None, rounds: int, out: Path | None,
+         again: bool = False) -> int:
     docs = corpus(limit)
     trees = {"after": Path(__file__).resolve().parents[1], **({"before": before.resolve()} if before else {})}
     report: dict[str, Any] = {"model": os.environ.get("MEMTROVE_LOCAL_MODEL", "minilm"), "runs": []}
@@ -89,7 +105,7 @@ def main(limit: int | None, concurrency: int, before: Path | None, rounds: int, 
         for name, tree in trees.items():
             os.environ["PYTHONPATH"] = str(tree)  # the server's code; this process keeps its own
             with tempfile.TemporaryDirectory(prefix="memtrove-ingest-") as scratch:
-                row = {"tree": name, "round": number, **anyio.run(ingest, docs, Path(scratch), concurrency)}
+                row = {"tree": name, "round": number, **anyio.run(ingest, docs, Path(scratch), concurrency, again)}
             print(json.dumps(row), flush=True)
             report["runs"].append(row)
             if out:

@@ -196,7 +196,7 @@ class UseCases(containers.DeclarativeContainer):
         chunkers=plugins.registry, tokenizer=adapters.tokenizer, spec=chunk_spec, split=split,
         checkpoint=providers.Callable(crash_checkpoint, settings.provided.memtrove_crash_at),
         default_chunker=settings.provided.memtrove_chunker, lease_seconds=settings.provided.memtrove_job_lease,
-        identity=identity)
+        identity=identity, copies=adapters.store)
     # SQLite serves one process (the owner of the data dir): its open jobs are orphans at start.
     resume_ingests = providers.Factory(
         ResumeIngests, ingest=ingest_artifact, store=adapters.store,

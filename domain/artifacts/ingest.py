@@ -23,10 +23,11 @@ from domain.artifacts.progress import Detached, Progress, Silent  # noqa: F401 -
 from domain.access.rules import expiry, owned
 from domain.errors import EmbeddingError, MemtroveError, NotFoundError, StorageError, ValidationError
 from domain.ids import artifact_id, chunk_id
-from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, RequestContext, VectorRecord,
-                          access_signature, artifact_version)
-from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer
+from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, RequestContext, Vector,
+                          VectorRecord, access_signature, artifact_version)
+from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer, VectorOutbox
 from domain.artifacts.input import IngestRequest, validate
+from domain.artifacts.reuse import known_vectors
 from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
 from domain.pieces import Piece
@@ -81,6 +82,7 @@ class IngestArtifact:
     now: Callable[[], float] = time.time
     process: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     identity: Identity = RequestContext  # who is calling (fed by the transport; the local owner by default)
+    copies: VectorOutbox | None = None  # the store's copy of the vectors: a new version reuses the old one's
 
     def __call__(self, request: IngestRequest, progress: Progress | None = None) -> IngestResult:
         fields = validate(request)
@@ -239,8 +241,9 @@ class IngestArtifact:
         progress(artifact.id, done, len(targets))
         meta = vector_metadata(artifact)
         collection = CHUNKS if chunks else WHOLE
+        known = known_vectors(self.store, self.copies, artifact, self.split) if replacing and self.copies else {}
         for number, batch in enumerate(self._batches(todo)):
-            records = self._embed(artifact, batch, meta, len(targets) - done, progress)
+            records = self._embed(artifact, batch, meta, len(targets) - done, progress, known)
             done += len(batch)
             job = replace(job, done=done, lease_until=self._lease())
             if not self.store.add_pending_vectors(job, collection, records):
@@ -269,9 +272,12 @@ class IngestArtifact:
             yield batch
 
     def _embed(self, artifact: Artifact, batch: list[tuple[str, Piece, int]], meta: dict[str, Any],
-               remaining: int, progress: Progress) -> list[VectorRecord]:
+               remaining: int, progress: Progress, known: dict[str, Vector]) -> list[VectorRecord]:
+        """The batch's vectors: those the last version had for the same text, the rest from the model."""
         try:
-            vectors = self.embedder.embed_documents([piece.content for _, piece, _ in batch])
+            asked = [piece.content for _, piece, _ in batch if piece.content not in known]
+            fresh = iter(self.embedder.embed_documents(asked) if asked else [])
+            vectors = [known[p.content] if p.content in known else next(fresh) for _, p, _ in batch]
         except MemtroveError as exc:
             message = (f"Failed to ingest artifact: embedding generation failed for {remaining} "
                        f"{'chunk' if remaining == 1 else 'chunks'}. No data was written. Error: {exc.message}")

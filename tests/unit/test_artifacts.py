@@ -300,3 +300,31 @@ def test_an_ingest_under_way_is_deleted_only_by_whom_it_is(aworld) -> None:
     assert aworld.artifacts.open_jobs() == [job]
     DeleteArtifact(aworld.artifacts, aworld.artifacts, identity=lambda: alice)(job.artifact_id)
     assert aworld.artifacts.open_jobs() == []
+
+
+def test_a_new_version_embeds_only_the_chunks_whose_text_changed(aworld) -> None:
+    ingest = ingest_uc(aworld, copies=aworld.store)
+    first = ingest(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    before = len([t for call in aworld.embedder.calls for t in call])
+    second = ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "giraffe"), source_id="d1"))
+    asked = [t for call in aworld.embedder.calls for t in call][before:]
+    changed = {c.content for c in second.chunks} - {c.content for c in first.chunks}
+    assert second.status == "replaced" and 0 < len(changed) < len(second.chunks)
+    assert asked and all(any(piece in text or text in piece for text in changed) for piece in asked)
+    assert len(asked) < len(second.chunks)
+    # every chunk of the new version has its vectors, each equal to the model's for its text
+    stored = aworld.store.stored_vectors("chunk", "", 10_000)
+    assert {version_of(r.id) for r in stored} == {second.artifact.version}
+    assert {r.record_id for r in stored} == {c.id for c in second.chunks}
+    for record in stored:
+        text = next(p.content for c in second.chunks if c.id == record.record_id
+                    for p in aworld.split(c.content) if p.index == int(record.id.rsplit("::", 1)[1]))
+        assert record.vector == aworld.embedder.embed_documents([text])[0]
+
+
+def test_without_the_store_copy_or_with_another_model_every_chunk_is_embedded_again(aworld) -> None:
+    ingest = ingest_uc(aworld)  # no copies: as before
+    first = ingest(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    before = len([t for call in aworld.embedder.calls for t in call])
+    ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "giraffe"), source_id="d1"))
+    assert len([t for call in aworld.embedder.calls for t in call]) - before >= len(first.chunks)

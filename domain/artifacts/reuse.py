@@ -1,0 +1,41 @@
+"""A new version of a document embeds only what changed: a piece whose text the committed version
+already embedded, with the same model, takes that vector (the model gives a text the same vector
+every time), read from the store's copy of the vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from domain.artifacts.usecases import CHUNKS, embedded_text
+from domain.ids import piece_id
+from domain.model import Artifact, Vector
+from domain.pieces import Piece
+from domain.ports import ArtifactStore, VectorOutbox
+
+PAGE = 500
+
+
+def known_vectors(store: ArtifactStore, copies: VectorOutbox, new: Artifact,
+                  split: Callable[[str], list[Piece]]) -> dict[str, Vector]:
+    """The committed version's vectors by the text of their piece; empty for a new document, an
+    unchunked one (one piece: nothing to share) or one embedded with another model."""
+    old = store.get_artifact(new.id)
+    if old is None or old.version == new.version or not old.is_chunked or old.profile != new.profile:
+        return {}
+    text_of: dict[str, str] = {}
+    for chunk in store.chunks_of(new.id):
+        if chunk.metadata.get("indexed", True):
+            for piece in split(embedded_text(chunk)):
+                text_of[piece_id(chunk.id, old.version, piece.index)] = piece.content
+    found: dict[str, Vector] = {}
+    after = f"{new.id}::"
+    while True:
+        page = copies.stored_vectors(CHUNKS, after, PAGE)
+        for record in page:
+            if not record.id.startswith(f"{new.id}::"):
+                return found
+            if (text := text_of.get(record.id)) is not None:
+                found[text] = record.vector
+        if len(page) < PAGE:
+            return found
+        after = page[-1].id
