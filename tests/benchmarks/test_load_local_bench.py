@@ -7,8 +7,8 @@ half second meanwhile (the server's event loop answers that itself, no worker th
 beside the same list on the idle server: whether the loop stays free while the model runs. With MEMTROVE_LOAD_BEFORE naming another checkout (``git
 worktree add /tmp/batch-before <commit>``) the same scenario runs against it too, alternately, on
 the same machine at the same time of day: before/after figures from one run. "after" runs
-this checkout with gathering on (MEMTROVE_LOCAL_CALL_TOKENS=512; the default is off);
-MEMTROVE_LOAD_UNGATHERED=1 adds this checkout as it runs by default (gathering off).
+this checkout as it runs by default; MEMTROVE_LOAD_GATHERED=1 adds it with gathering on
+(MEMTROVE_LOCAL_CALL_TOKENS=512).
 """
 
 from __future__ import annotations
@@ -84,11 +84,11 @@ HERE = Path(__file__).resolve().parents[2]  # the checkout this bench belongs to
 def test_local_model_under_load(benchmark, report, tmp_path, monkeypatch) -> None:
     clients, ops, single_ops = size(16, 3), size(150, 8), size(100, 10)
     before = os.environ.get("MEMTROVE_LOAD_BEFORE")
-    trees: list[tuple[str, Path, dict[str, str]]] = [("after", HERE, {"MEMTROVE_LOCAL_CALL_TOKENS": "512"})]
+    trees: list[tuple[str, Path, dict[str, str]]] = [("after", HERE, {})]
     if before:
         trees.append(("before", Path(before), {}))
-    if os.environ.get("MEMTROVE_LOAD_UNGATHERED") == "1":
-        trees.append(("ungathered", HERE, {"MEMTROVE_LOCAL_CALL_TOKENS": "0"}))
+    if os.environ.get("MEMTROVE_LOAD_GATHERED") == "1":
+        trees.append(("gathered", HERE, {"MEMTROVE_LOCAL_CALL_TOKENS": "512"}))
     rounds = int(os.environ.get("MEMTROVE_LOAD_ROUNDS", "1"))
     # Each server runs its checkout's code (the installed console script is this venv's editable one).
     monkeypatch.setattr(mcp_procs, "memtrove_command", lambda: [sys.executable, "-m", "entrypoints"])
