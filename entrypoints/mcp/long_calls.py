@@ -57,7 +57,9 @@ def run_long(runtime: Runtime, ctx: Any, work: Callable[[Tracker], T], budget: f
         except FutureTimeout:
             pass
         latest = tracker.latest
-        if latest is not None and latest != sent and ctx is not None:
+        # MCP wants each notification's progress above the last one's; a total of 0 is work not yet cut
+        # into its units (an ingest's chunks): nothing to tell until it is.
+        if latest is not None and latest[2] and (sent is None or latest[1] > sent[1]) and ctx is not None:
             sent = latest
             _, done, total = latest
             try:

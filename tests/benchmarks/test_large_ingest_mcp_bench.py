@@ -218,10 +218,11 @@ def test_large_markdown_ingest_over_mcp(benchmark, report, tmp_path: Path) -> No
 
     cut_chunks, raw_rate = raw_embedding_rate(text)
     answer, meta = outcome["answer"], outcome["artifact"]["metadata"]
-    assert progress, "no progress notification arrived (the client sent a progressToken)"
-    values = [p[1] for p in progress]
+    # (a busy machine may spend the whole budget cutting the chunks: no progress before they are cut)
+    assert progress or not answer.get("chunks_total"), "no progress notification arrived (the client sent a progressToken)"
+    values = [p[1] for p in progress]  # MCP: each above the last, and only once the chunks are cut (a total)
     assert values == sorted(values) and len(set(values)) == len(values), values
-    assert all(total is not None and done <= total for _, done, total, _ in progress), progress
+    assert all(total and done <= total for _, done, total, _ in progress), progress
     done_in_polls = [d for s, d in outcome["polls"] if s == "indexing" and d is not None]
     assert done_in_polls == sorted(done_in_polls), done_in_polls
     hits = [r for r in found["results"] if r.get("artifact_id") == art_id or r["id"] == art_id]
@@ -231,7 +232,7 @@ def test_large_markdown_ingest_over_mcp(benchmark, report, tmp_path: Path) -> No
     report(bytes=DOC_BYTES, chunks=chunks, chunker=meta["chunker"], call_budget_s=ENV.get("MEMTROVE_CALL_BUDGET", "20"),
            call_returned=answer["status"], call_s=round(outcome["call_s"], 2),
            chunks_done_at_return=answer.get("chunks_done"), chunks_total=answer.get("chunks_total"),
-           progress_notifications=len(progress), first_progress_s=round(progress[0][0] - outcome["started"], 2),
+           progress_notifications=len(progress), first_progress_s=round(progress[0][0] - outcome["started"], 2) if progress else None,
            wall_s=round(outcome["wall_s"], 1), poll_every_s=POLL_EVERY,
            chunks_per_s=round(chunks / outcome["wall_s"], 2), raw_embedding_chunks_per_s=round(raw_rate, 2),
            ingest_over_raw_rate=round(chunks / outcome["wall_s"] / raw_rate, 2), chunks_cut_here=cut_chunks,

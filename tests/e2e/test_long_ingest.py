@@ -43,6 +43,15 @@ async def wait_committed(client: Any, art_id: str, timeout: float = 90.0) -> dic
         await asyncio.sleep(0.3)
 
 
+async def chunks_known(client: Any, art_id: str, timeout: float = 60.0) -> int:
+    """The chunk count of an ingest answered "indexing" while its chunks were still being cut."""
+    deadline = time.monotonic() + timeout
+    while not (view := await call_ok(client, "artifact_get", {"artifact_id": art_id})).get("chunks_total"):
+        assert view["status"] == "indexing" and time.monotonic() < deadline, view
+        await asyncio.sleep(0.05)
+    return int(view["chunks_total"])
+
+
 def found(hits: dict[str, Any], art_id: str) -> bool:
     return any(h.get("artifact_id") == art_id for h in hits["results"])
 
@@ -64,10 +73,13 @@ def test_a_long_ingest_reports_progress_answers_within_budget_and_completes(tmp_
                     body = result.structured_content
                     assert not result.is_error and body["status"] == "indexing", body
                     art_id, total = body["artifact_id"], body["chunks_total"]
-                    assert total > 100 and 0 <= body["chunks_done"] < total
-                    assert progress, "no progress notification arrived while the client waited"
-                    assert [p for p, _ in progress] == sorted(p for p, _ in progress)
-                    assert {t for _, t in progress} == {total}
+                    if total:  # the budget ran out while it embedded (on a busy machine, it may while it cuts)
+                        assert total > 100 and 0 <= body["chunks_done"] < total
+                        assert progress, "no progress notification arrived while the client waited"
+                    else:
+                        total = await chunks_known(client, art_id)
+                    dones = [p for p, _ in progress]  # MCP: each above the last; none before the chunks are cut
+                    assert dones == sorted(set(dones)) and {t for _, t in progress} <= {total}
 
                     view = await call_ok(client, "artifact_get", {"artifact_id": art_id})
                     assert view["status"] == "indexing" and view["chunks_total"] == total
@@ -98,7 +110,8 @@ def test_an_ingest_killed_in_the_background_is_finished_by_the_next_start(tmp_pa
                     body = await call_ok(client, "artifact_ingest", {
                         "artifact_type": "doc", "source_system": "logbook", "source_id": "log-2", "content": DOC})
                     assert body["status"] == "indexing"
-                    return body["artifact_id"], body["chunks_total"]
+                    # killed once its chunks are cut (a busy machine may answer while it still cuts them)
+                    return body["artifact_id"], body["chunks_total"] or await chunks_known(client, body["artifact_id"])
             art_id, total = asyncio.run(start())
             server.process.send_signal(signal.SIGKILL)  # mid-ingest, after the call returned
             server.process.wait(10)
