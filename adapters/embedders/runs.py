@@ -20,6 +20,13 @@ R = TypeVar("R")
 
 CALL_TOKENS = 1024  # padded tokens a call: 4 pieces of 256, 32 texts of 32
 MAX_CALL_TEXTS = 64
+SHORT_TEXT = 512  # characters: one call of texts no longer than this runs on its caller's thread
+
+
+def light(texts: Sequence[str], calls: int) -> bool:
+    """Whether a request is a memory or a turn (one call of short texts), which runs on its caller's
+    thread rather than waiting behind the documents' calls on the workers."""
+    return calls == 1 and max(len(t) for t in texts) <= SHORT_TEXT
 
 
 def default_workers() -> int:

@@ -28,7 +28,7 @@ from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, 
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer, VectorOutbox
 from domain.artifacts.input import IngestRequest, validate
 from domain.artifacts.reuse import known_vectors
-from domain.artifacts.usecases import CHUNKS, WHOLE, embedded_text, vector_metadata
+from domain.artifacts.usecases import CHUNKS, WHOLE, Target, embedding_targets, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
 from domain.pieces import Piece
 from domain.validation import epoch, require_text
@@ -38,7 +38,6 @@ EMBED_BATCH = 128  # pieces per embedder call and per stored batch: batches well
 LEASE_SECONDS = 60.0  # a job not renewed for this long is taken over by the next worker
 
 Checkpoint = Callable[[str], None]  # fault injection for the crash test; a no-op in service
-Target = tuple[str, str, int]  # (record id, text to embed, chunk index or -1)
 
 
 def _no_checkpoint(_: str) -> None:
@@ -224,7 +223,7 @@ class IngestArtifact:
             chunker_version=chunker.version, profile=self.embedder.profile,
             content=None if chunks else content, **fields,
         )
-        job = IngestJob(art_id, artifact.version, INDEXING, 0, len(_targets(artifact, content, chunks)),
+        job = IngestJob(art_id, artifact.version, INDEXING, 0, len(embedding_targets(artifact, content, chunks)),
                         lease_owner=worker, lease_until=self._lease())
         self.store.begin_artifact(artifact, chunks, None, job)  # audited at the commit, the write users see
         self.checkpoint("pending_written")
@@ -234,7 +233,7 @@ class IngestArtifact:
              progress: Progress) -> IngestResult:
         """Embed what has no vectors yet, batch by batch, then commit."""
         content = artifact.content or ""
-        targets = _targets(artifact, content, chunks)
+        targets = embedding_targets(artifact, content, chunks)
         stored = self.store.embedded_records(artifact.id, artifact.version) if job.done else set()
         todo = [t for t in targets if t[0] not in stored]
         done = len(targets) - len(todo)
@@ -289,9 +288,3 @@ class IngestArtifact:
         planned = [(record_id, piece, {**meta, "chunk_index": index}) for record_id, piece, index in batch]
         return piece_records(planned, vectors, artifact.version)
 
-
-def _targets(artifact: Artifact, content: str, chunks: list[ArtifactChunk]) -> list[Target]:
-    """What gets vectors: the whole text when unchunked, else every indexed chunk where it sits."""
-    if not chunks:
-        return [(artifact.id, content, -1)]
-    return [(c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)]

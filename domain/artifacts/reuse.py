@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from domain.artifacts.usecases import CHUNKS, embedded_text
+from domain.artifacts.usecases import CHUNKS, embedding_targets
 from domain.ids import piece_id
 from domain.model import Artifact, Vector
 from domain.pieces import Piece
@@ -22,11 +22,8 @@ def known_vectors(store: ArtifactStore, copies: VectorOutbox, new: Artifact,
     old = store.get_artifact(new.id)
     if old is None or old.version == new.version or not old.is_chunked or old.profile != new.profile:
         return {}
-    text_of: dict[str, str] = {}
-    for chunk in store.chunks_of(new.id):
-        if chunk.metadata.get("indexed", True):
-            for piece in split(embedded_text(chunk)):
-                text_of[piece_id(chunk.id, old.version, piece.index)] = piece.content
+    text_of = {piece_id(record_id, old.version, piece.index): piece.content
+               for record_id, text, _ in embedding_targets(old, "", store.chunks_of(new.id)) for piece in split(text)}
     found: dict[str, Vector] = {}
     after = f"{new.id}::"
     while True:

@@ -27,6 +27,16 @@ def embedded_text(chunk: ArtifactChunk) -> str:
     return f"{where}\n{chunk.content}" if where else chunk.content
 
 
+Target = tuple[str, str, int]  # (record id, text to embed, chunk index or -1)
+
+
+def embedding_targets(artifact: Artifact, content: str, chunks: Sequence[ArtifactChunk]) -> list[Target]:
+    """What gets vectors: the whole text when unchunked, else every indexed chunk where it sits."""
+    if not chunks:
+        return [(artifact.id, content, -1)]
+    return [(c.id, embedded_text(c), c.index) for c in chunks if c.metadata.get("indexed", True)]
+
+
 def vector_metadata(artifact: Artifact) -> dict[str, Any]:
     """What an artifact's vectors carry for filters inside the vector index (its labels included)."""
     return {"artifact_id": artifact.id, "artifact_type": artifact.artifact_type,
