@@ -283,6 +283,8 @@ class Artifact:
     owner: str = LOCAL_USER
     acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
     expires_epoch: float = NEVER
+    # A new artifact's first version while its vectors are made: found by its words, not yet by meaning.
+    indexing: bool = False
 
     @property
     def version(self) -> str:

@@ -52,7 +52,9 @@ _JOINS = {
     "memory": ("memories b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "confidence", "type",
                                                     "sensitivity", "expires_epoch")),
     "history": ("turns b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "sensitivity", "expires_epoch")),
-    "artifact": ("artifacts b ON b.artifact_id = d.owner AND b.version = d.version AND b.status = 'committed'",
+    # A committed version, or a new artifact's first one written words_first (its vectors still to come).
+    "artifact": ("artifacts b ON b.artifact_id = d.owner AND b.version = d.version "
+                 "AND (b.status = 'committed' OR b.indexing)",
                  ("artifact_type", "source_system", "sensitivity", "visibility_scope", "ts_epoch", "expires_epoch")),
 }
 _JOINS["chunk"] = _JOINS["artifact"]

@@ -30,8 +30,9 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         self.requests: dict[str, dict[str, Any]] = {}
 
     def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry | None,
-                       job: IngestJob) -> None:
-        self.versions[(artifact.id, artifact.version)] = ("pending", artifact, list(chunks))
+                       job: IngestJob, words_first: bool = False) -> None:
+        self.versions[(artifact.id, artifact.version)] = ("pending", replace(artifact, indexing=words_first),
+                                                          list(chunks))
         self.jobs[artifact.id] = job
         self.requests.pop(artifact.id, None)
         if entry is not None:
@@ -89,7 +90,7 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         if old is not None and old != version:
             del self.versions[(artifact_id, old)]
             self._drop(("artifact", "chunk"), artifact_id, old)
-        self.versions[(artifact_id, version)] = ("committed", found[1], found[2])
+        self.versions[(artifact_id, version)] = ("committed", replace(found[1], indexing=False), found[2])
         for c in ("artifact", "chunk"):
             for vid, (r, _) in list(self.stored.get((c, artifact_id), {}).items()):
                 self.stored[(c, artifact_id)][vid] = (r, False)
@@ -115,19 +116,24 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
     def committed_versions(self) -> dict[str, str]:
         return {a: v for (a, v), (status, _, _) in self.versions.items() if status == "committed"}
 
+    def shown_versions(self, indexing: bool) -> dict[str, str]:
+        """The committed versions, and with ``indexing`` the pending ones written words_first."""
+        early = {a: v for (a, v), (status, art, _) in self.versions.items() if status == "pending" and art.indexing}
+        return {**(early if indexing else {}), **self.committed_versions()}
+
     def get_artifact(self, artifact_id: str) -> Artifact | None:
         return self.get_artifacts([artifact_id]).get(artifact_id)
 
-    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]:
-        current = self.committed_versions()
+    def get_artifacts(self, ids: Sequence[str], indexing: bool = False) -> dict[str, Artifact]:
+        current = self.shown_versions(indexing)
         return {i: self.versions[(i, current[i])][1] for i in ids if i in current}
 
     def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]:
         return self.chunk_window(artifact_id, 0, 2**31 - 1)
 
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
+    def get_chunks(self, chunk_ids: Sequence[str], indexing: bool = False) -> dict[str, ArtifactChunk]:
         wanted = set(chunk_ids)
-        current = self.committed_versions()
+        current = self.shown_versions(indexing)
         return {c.id: c for a, v in current.items() for c in self.versions[(a, v)][2] if c.id in wanted}
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
@@ -181,7 +187,7 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
             return [(t.id, t.content, {"conversation_id": t.conversation_id, "ts_epoch": epoch(t.ts),
                                        **access_metadata(t)}) for t in self.turns.values()]
         rows: list[tuple[str, str, dict[str, Any]]] = []
-        for artifact_id, version in self.committed_versions().items():
+        for artifact_id, version in self.shown_versions(indexing=True).items():
             _, artifact, parts = self.versions[(artifact_id, version)]
             fields = {"artifact_type": artifact.artifact_type, "source_system": artifact.source_system,
                       "ts_epoch": epoch(artifact.ts), **artifact.privacy(), **label_fields(artifact.labels),

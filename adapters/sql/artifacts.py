@@ -4,101 +4,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
 
-from sqlalchemy import (
-    Boolean, Column, Float, Index, Integer, String, Table, Text, and_, bindparam, delete, insert, inspect, select, text,
-    update,
-)
+from sqlalchemy import bindparam, delete, insert, inspect, select, text, update
 from sqlalchemy.engine import Connection
 
 from adapters.lexical.fts import Doc
-from adapters.sql.jobs import SqlIngestJobs
-from adapters.sql.store import SqlMetadataStore, _profile, _profile_columns, metadata
-from adapters.sql.tables import (
-    access_columns, access_of, access_values, add_access_columns, chunk_values, json_dict, json_tuple, row_dicts,
+from adapters.sql.artifact_rows import (
+    COMMITTED, PENDING, artifact_row, artifacts, by_ids, chunks, committed_chunks, row_artifact, row_chunk,
 )
+from adapters.sql.jobs import SqlIngestJobs
+from adapters.sql.store import SqlMetadataStore
+from adapters.sql.tables import add_access_columns, chunk_values, row_dicts
 from adapters.sql.vectors import ARTIFACT_COLLECTIONS, drop_vectors, jobs, queue, vectors
 from domain.chunk_checks import situating_text
 from domain.errors import StorageError
 from domain.model import Artifact, ArtifactChunk, AuditEntry, IngestJob
 from domain.ports import ArtifactStore
-from domain.validation import epoch
-
-PENDING, COMMITTED = "pending", "committed"
 
 
 def whole_text(title: str | None, content: str | None) -> str:
     """What the lexical index reads of an unchunked artifact: its title and its content."""
     return "\n".join(part for part in (title, content) if part)
 
-artifacts = Table(
-    "artifacts", metadata,
-    Column("artifact_id", String(40), primary_key=True),
-    Column("version", String(12), primary_key=True),
-    Column("status", String(10), nullable=False),
-    Column("artifact_type", String(16), nullable=False),
-    Column("source_system", String(100), nullable=False),
-    Column("source_id", String(500)),
-    Column("source_url", Text),
-    Column("title", Text),
-    Column("author", String(200)),
-    Column("participants", Text, nullable=False),
-    Column("ts", String(40), nullable=False),
-    Column("ts_epoch", Float, nullable=False),
-    Column("content_hash", String(64), nullable=False),
-    Column("token_count", Integer, nullable=False),
-    Column("is_chunked", Boolean, nullable=False),
-    Column("num_chunks", Integer, nullable=False),
-    Column("sensitivity", String(20), nullable=False),
-    Column("visibility_scope", String(10), nullable=False),
-    Column("retention_policy", String(20), nullable=False),
-    Column("ingested_at", String(40), nullable=False),
-    Column("chunker", String(64), nullable=False),
-    Column("chunker_version", String(32), nullable=False),
-    Column("content", Text),
-    Column("labels", Text, nullable=False, server_default="{}"),  # JSON: Artifact.labels
-    *_profile_columns(),
-    *access_columns(privacy=False),
-    # Lookups name the artifact and the status: an index on the status alone made SQLite walk
-    # every committed artifact for a handful of ids.
-    Index("ix_artifacts_status_id", "status", "artifact_id"),
-    # Scoped lookups (sessions, Zapomni, documents) read one source's: else 85 ms at 44,000 artifacts.
-    Index("ix_artifacts_source", "source_system", "status"),
-)
-
-chunks = Table(
-    "artifact_chunks", metadata,
-    Column("artifact_id", String(40), primary_key=True),
-    Column("version", String(12), primary_key=True),
-    Column("chunk_index", Integer, primary_key=True),
-    Column("chunk_id", String(80), nullable=False),
-    Column("start_char", Integer, nullable=False),
-    Column("end_char", Integer, nullable=False),
-    Column("token_count", Integer, nullable=False),
-    Column("content_hash", String(64), nullable=False),
-    Column("content", Text, nullable=False),
-    Column("meta", Text, nullable=False, server_default="{}"),  # the chunker's JSON metadata
-    Index("ix_artifact_chunks_chunk_id", "chunk_id"),
-)
-
-_committed_chunks = chunks.join(artifacts, and_(
-    chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version,
-    artifacts.c.status == COMMITTED))
-
 
 class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     """The metadata store plus artifacts: one engine, one transaction per change."""
 
     def begin_artifact(self, artifact: Artifact, parts: Sequence[ArtifactChunk], entry: AuditEntry | None,
-                       job: IngestJob) -> None:
+                       job: IngestJob, words_first: bool = False) -> None:
         with self._write() as conn:
             self._drop(conn, artifact.id, artifact.version, PENDING)
             conn.execute(delete(jobs).where(jobs.c.artifact_id == artifact.id))
             conn.execute(insert(jobs).values(
                 artifact_id=artifact.id, version=artifact.version, status=job.status, done=job.done,
                 total=job.total, error=None, lease_owner=job.lease_owner, lease_until=job.lease_until))
-            conn.execute(insert(artifacts).values(**_row(artifact), status=PENDING))
+            conn.execute(insert(artifacts).values(**artifact_row(artifact), status=PENDING, indexing=words_first))
             rows = [chunk_values(c, artifact.version) for c in parts]
             for start in range(0, len(rows), 2_000):
                 conn.execute(insert(chunks), rows[start:start + 2_000])
@@ -120,7 +60,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
                 self._drop(conn, artifact_id, old, COMMITTED)
             done = conn.execute(update(artifacts).where(
                 artifacts.c.artifact_id == artifact_id, artifacts.c.version == version,
-                artifacts.c.status == PENDING).values(status=COMMITTED)).rowcount
+                artifacts.c.status == PENDING).values(status=COMMITTED, indexing=False)).rowcount
             if not done:
                 raise StorageError(f"Failed to store artifact: no pending version {version} of {artifact_id}")
             conn.execute(update(vectors).where(
@@ -145,7 +85,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
                 return None
             parts = conn.execute(select(chunks).where(chunks.c.artifact_id == artifact_id, chunks.c.version == version)
                                  .order_by(chunks.c.chunk_index)).mappings().all()
-        return _artifact(row), [_chunk(part) for part in parts]
+        return row_artifact(row), [row_chunk(part) for part in parts]
 
     def fail_job(self, artifact_id: str, version: str, error: str) -> None:
         with self._write() as conn:
@@ -172,35 +112,37 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
     def get_artifact(self, artifact_id: str) -> Artifact | None:
         return self.get_artifacts([artifact_id]).get(artifact_id)
 
-    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]:
+    def get_artifacts(self, ids: Sequence[str], indexing: bool = False) -> dict[str, Artifact]:
         if not ids:
             return {}
         with self._read() as conn:
-            rows = row_dicts(conn.execute(_BY_IDS, {"ids": list(ids), "committed": COMMITTED}))
-        return {row["artifact_id"]: _artifact(row) for row in rows}
+            rows = [row for query in by_ids(indexing) for row in row_dicts(conn.execute(
+                query, {"ids": list(ids), "committed": COMMITTED, "pending": PENDING}))]
+        return {row["artifact_id"]: row_artifact(row) for row in rows}
 
     def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]:
         return self.chunk_window(artifact_id, 0, 2**31 - 1)
 
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
+    def get_chunks(self, chunk_ids: Sequence[str], indexing: bool = False) -> dict[str, ArtifactChunk]:
         if not chunk_ids:
             return {}
         # By chunk id, then each chunk's committed owner: SQLite's CROSS JOIN keeps that order (a plain
         # join lets it walk every committed artifact: 200 ms at 100,000 chunks instead of 0.2 ms).
         joined = "CROSS JOIN" if self._engine.dialect.name == "sqlite" else "JOIN"
+        status = "(a.status = :committed OR a.indexing)" if indexing else "a.status = :committed"
         query = text(f"SELECT c.* FROM artifact_chunks c {joined} artifacts a ON a.artifact_id = c.artifact_id "
-                     "AND a.version = c.version AND a.status = :committed WHERE c.chunk_id IN :ids").bindparams(
+                     f"AND a.version = c.version AND {status} WHERE c.chunk_id IN :ids").bindparams(
             bindparam("ids", expanding=True))
         with self._read() as conn:
             rows = row_dicts(conn.execute(query, {"ids": list(chunk_ids), "committed": COMMITTED}))
-        return {row["chunk_id"]: _chunk(row) for row in rows}
+        return {row["chunk_id"]: row_chunk(row) for row in rows}
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
-        query = (select(chunks).select_from(_committed_chunks)
+        query = (select(chunks).select_from(committed_chunks)
                  .where(chunks.c.artifact_id == artifact_id, chunks.c.chunk_index.between(first, last))
                  .order_by(chunks.c.chunk_index))
         with self._read() as conn:
-            return [_chunk(row) for row in conn.execute(query).mappings()]
+            return [row_chunk(row) for row in conn.execute(query).mappings()]
 
     def expired_artifacts(self, now: float, limit: int) -> list[str]:
         query = (select(artifacts.c.artifact_id).where(artifacts.c.status == COMMITTED,
@@ -244,8 +186,11 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
         add_access_columns(conn, "artifacts", privacy=False)
         if "meta" not in {c["name"] for c in inspect(conn).get_columns("artifact_chunks")}:
             conn.execute(text("ALTER TABLE artifact_chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'"))
-        if "labels" not in {c["name"] for c in inspect(conn).get_columns("artifacts")}:
+        columns = {c["name"] for c in inspect(conn).get_columns("artifacts")}
+        if "labels" not in columns:
             conn.execute(text("ALTER TABLE artifacts ADD COLUMN labels TEXT NOT NULL DEFAULT '{}'"))
+        if "indexing" not in columns:
+            conn.execute(text("ALTER TABLE artifacts ADD COLUMN indexing BOOLEAN NOT NULL DEFAULT false"))
         conn.execute(text("DROP INDEX IF EXISTS ix_artifacts_status"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_artifacts_status_id ON artifacts (status, artifact_id)"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_artifacts_source ON artifacts (source_system, status)"))
@@ -260,41 +205,3 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
             meta = json.loads(row.meta or "{}")
             if meta.get("indexed", True):
                 yield "chunk", Doc(row.chunk_id, row.artifact_id, row.version, row.content, situating_text(meta))
-
-
-def _row(a: Artifact) -> dict[str, Any]:
-    return {
-        "artifact_id": a.id, "version": a.version, "artifact_type": a.artifact_type,
-        "source_system": a.source_system, "source_id": a.source_id, "source_url": a.source_url, "title": a.title,
-        "author": a.author, "participants": json.dumps(list(a.participants)), "ts": a.ts, "ts_epoch": epoch(a.ts),
-        "content_hash": a.content_hash, "token_count": a.token_count, "is_chunked": a.is_chunked,
-        "num_chunks": a.num_chunks, "sensitivity": a.sensitivity, "visibility_scope": a.visibility_scope,
-        "retention_policy": a.retention_policy, "ingested_at": a.ingested_at, "chunker": a.chunker,
-        "chunker_version": a.chunker_version, "content": a.content,
-        "labels": json.dumps(a.labels, sort_keys=True, allow_nan=False),  # valid JSON: the filters parse it
-        "embedding_provider": a.profile.provider, "embedding_model": a.profile.model,
-        "embedding_dimensions": a.profile.dimensions, "embedding_max_tokens": a.profile.max_tokens,
-        **access_values(a, privacy=False),
-    }
-
-
-_BY_IDS = text("SELECT * FROM artifacts WHERE artifact_id IN :ids AND status = :committed").bindparams(
-    bindparam("ids", expanding=True))
-
-
-def _artifact(row: Any) -> Artifact:
-    return Artifact(
-        id=row["artifact_id"], artifact_type=row["artifact_type"], source_system=row["source_system"],
-        source_id=row["source_id"], source_url=row["source_url"], title=row["title"], author=row["author"],
-        participants=json_tuple(row["participants"]), ts=row["ts"], content_hash=row["content_hash"],
-        token_count=row["token_count"], is_chunked=bool(row["is_chunked"]), num_chunks=row["num_chunks"],
-        sensitivity=row["sensitivity"], visibility_scope=row["visibility_scope"],
-        retention_policy=row["retention_policy"], ingested_at=row["ingested_at"], chunker=row["chunker"],
-        chunker_version=row["chunker_version"], profile=_profile(row), content=row["content"],
-        labels=json_dict(row["labels"]), **access_of(row, privacy=False))
-
-
-def _chunk(row: Any) -> ArtifactChunk:
-    return ArtifactChunk(row["chunk_id"], row["artifact_id"], row["chunk_index"], row["start_char"],
-                         row["end_char"], row["content"], row["token_count"], row["content_hash"],
-                         json_dict(row["meta"]))

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Column, Float, Index, Integer, String, Table, Text, insert, select
 from sqlalchemy.engine import Connection
 
-from adapters.sql.artifacts import COMMITTED, artifacts
+from adapters.sql.artifact_rows import COMMITTED, artifacts
 from adapters.sql.base import metadata
 from adapters.sql.tables import memories, turns
 from domain.access.rules import NEVER

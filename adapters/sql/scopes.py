@@ -11,7 +11,8 @@ from sqlalchemy import Column, Connection, Integer, String, Table, and_, delete,
 from sqlalchemy.dialects import postgresql, sqlite
 
 from adapters.lexical.fts import acl_condition, label_condition
-from adapters.sql.artifacts import COMMITTED, SqlArtifactStore, _artifact, artifacts, chunks
+from adapters.sql.artifact_rows import COMMITTED, artifacts, chunks, row_artifact
+from adapters.sql.artifacts import SqlArtifactStore
 from adapters.sql.base import metadata
 from adapters.sql.tables import memories, turns
 from domain.model import TAG_PREFIX, Artifact
@@ -51,7 +52,7 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
             for start in range(0, len(ids), 5_000):  # bound the parameters of one statement
                 rows = conn.execute(select(artifacts).where(artifacts.c.artifact_id.in_(ids[start:start + 5_000]),
                                                             artifacts.c.status == COMMITTED)).mappings().all()
-                found.update({row["artifact_id"]: _artifact(row) for row in rows})
+                found.update({row["artifact_id"]: row_artifact(row) for row in rows})
         return [found[i] for i in ids if i in found]
 
     def record_access(self, artifact_id: str, ts: str) -> tuple[str, int] | None:
@@ -109,7 +110,7 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
             query = query.where((a.ts_epoch < before[0]) | ((a.ts_epoch == before[0]) & (a.artifact_id < before[1])))
         query = query.order_by(a.ts_epoch.desc(), a.artifact_id.desc()).limit(limit)
         with self._read() as conn:
-            return [_artifact(row) for row in conn.execute(query).mappings()]
+            return [row_artifact(row) for row in conn.execute(query).mappings()]
 
     def tallies(self, rule: Filter | None) -> dict[str, Any]:
         dialect = self._engine.dialect.name

@@ -38,15 +38,15 @@ class GuardedStore:
         denied(self._store, self._identity(), "get", "artifact", artifact_id, NOT_VISIBLE, utc_now())
         return None
 
-    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]:
-        return {k: a for k, a in self._store.get_artifacts(ids).items() if self._seen(a)}
+    def get_artifacts(self, ids: Sequence[str], indexing: bool = False) -> dict[str, Artifact]:
+        return {k: a for k, a in self._store.get_artifacts(ids, indexing).items() if self._seen(a)}
 
     def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]:
         return self._store.chunks_of(artifact_id) if self.get_artifact(artifact_id) else []
 
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]:
-        found = self._store.get_chunks(chunk_ids)
-        owners = self.get_artifacts(sorted({artifact_of(i) for i in found}))
+    def get_chunks(self, chunk_ids: Sequence[str], indexing: bool = False) -> dict[str, ArtifactChunk]:
+        found = self._store.get_chunks(chunk_ids, indexing)
+        owners = self.get_artifacts(sorted({artifact_of(i) for i in found}), indexing)
         return {i: c for i, c in found.items() if artifact_of(i) in owners}
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:

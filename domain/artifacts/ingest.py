@@ -225,7 +225,8 @@ class IngestArtifact:
         )
         job = IngestJob(art_id, artifact.version, INDEXING, 0, len(embedding_targets(artifact, content, chunks)),
                         lease_owner=worker, lease_until=self._lease())
-        self.store.begin_artifact(artifact, chunks, None, job)  # audited at the commit, the write users see
+        # Audited at the commit, the write users see. A new artifact's words are searchable from now on.
+        self.store.begin_artifact(artifact, chunks, None, job, words_first=existing is None)
         self.checkpoint("pending_written")
         return artifact, chunks, job
 
@@ -256,7 +257,7 @@ class IngestArtifact:
             status, "artifact", [artifact.id], self.clock(), self.identity(), version=artifact.version,
             chunks=len(chunks)))
         self.checkpoint("committed")
-        return IngestResult(replace(artifact, content=None if chunks else content), chunks, status)
+        return IngestResult(replace(artifact, content=None if chunks else content, indexing=False), chunks, status)
 
     def _batches(self, todo: list[Target]) -> Iterator[list[tuple[str, Piece, int]]]:
         """Whole records per batch (a record's pieces are stored together), ~embed_batch pieces each."""

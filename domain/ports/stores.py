@@ -91,10 +91,13 @@ class ArtifactStore(Protocol):
     """Artifacts and their chunks; a new version is written pending and made visible by commit."""
 
     def begin_artifact(self, artifact: Artifact, chunks: Sequence[ArtifactChunk], entry: AuditEntry | None,
-                       job: IngestJob) -> None:
+                       job: IngestJob, words_first: bool = False) -> None:
         """Write a version as pending, with its ingest job: invisible to every read until committed.
 
-        ``entry`` None: nothing audited yet (the commit is the write a user sees).
+        ``entry`` None: nothing audited yet (the commit is the write a user sees). ``words_first``
+        (a new artifact's first version): its words are searchable at once, before its vectors (reads
+        with ``indexing`` see it, as an artifact with ``indexing`` set); dropping the pending version
+        (a failed or discarded job) withdraws it.
         """
         ...
 
@@ -161,11 +164,16 @@ class ArtifactStore(Protocol):
         """The committed version (with its content when it is not chunked)."""
         ...
 
-    def get_artifacts(self, ids: Sequence[str]) -> dict[str, Artifact]: ...
+    def get_artifacts(self, ids: Sequence[str], indexing: bool = False) -> dict[str, Artifact]:
+        """Committed versions; with ``indexing``, also a new artifact's version written ``words_first``
+        whose vectors are still being made (what a search's lexical signals can find)."""
+        ...
 
     def chunks_of(self, artifact_id: str) -> list[ArtifactChunk]: ...
 
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, ArtifactChunk]: ...
+    def get_chunks(self, chunk_ids: Sequence[str], indexing: bool = False) -> dict[str, ArtifactChunk]:
+        """Chunks of committed versions (with ``indexing``: as ``get_artifacts``)."""
+        ...
 
     def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
         """Committed chunks with ``first <= index <= last``, in order."""

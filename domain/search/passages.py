@@ -33,8 +33,8 @@ class PassageSearch:
 
     def __call__(self, query: str, where: Filter, limit: int, per_artifact: int | None = None) -> list[Passage]:
         hits = self.retrieve(query, {WHOLE: where, CHUNKS: where}, limit, per_artifact=per_artifact)
-        artifacts = self.store.get_artifacts(sorted({str(h.fields["artifact_id"]) for h in hits}))
-        chunks = self.store.get_chunks([h.id for h in hits if h.type == "chunk"])
+        artifacts = self.store.get_artifacts(sorted({str(h.fields["artifact_id"]) for h in hits}), indexing=True)
+        chunks = self.store.get_chunks([h.id for h in hits if h.type == "chunk"], indexing=True)
         found: list[tuple[Hit, Passage]] = []
         for hit in hits:
             artifact = artifacts.get(str(hit.fields["artifact_id"]))

@@ -123,11 +123,13 @@ class Ranker:
         if collection == "history":
             return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()
                     if seen(t)}
-        owners = {i: a for i, a in self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids})).items()
-                  if seen(a)}
+        # A new artifact still being embedded is found by its words: its hits say so (``indexing``).
+        owners = {i: a for i, a in self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}),
+                                                                indexing=True).items() if seen(a)}
         if collection == WHOLE:
             return {i: (a.version, partial(artifact_hit, a)) for i, a in owners.items()}
-        return {i: (owner.version, partial(chunk_hit, owner, c)) for i, c in self.artifacts.get_chunks(ids).items()
+        return {i: (owner.version, partial(chunk_hit, owner, c))
+                for i, c in self.artifacts.get_chunks(ids, indexing=True).items()
                 if (owner := owners.get(artifact_of(i))) is not None}
 
 
@@ -153,7 +155,12 @@ def provenance(artifact: Artifact) -> dict[str, Any]:
 def artifact_hit(artifact: Artifact, score: float) -> Hit:
     return Hit(artifact.id, "artifact", score, artifact.content or "", {
         "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "provenance": provenance(artifact),
-        **artifact.privacy()})
+        **artifact.privacy(), **indexing(artifact)})
+
+
+def indexing(artifact: Artifact) -> dict[str, Any]:
+    """A hit of a new artifact whose vectors are still being made says so: found by words alone."""
+    return {"indexing": True} if artifact.indexing else {}
 
 
 def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
@@ -163,7 +170,7 @@ def chunk_hit(artifact: Artifact, chunk: ArtifactChunk, score: float) -> Hit:
     return Hit(chunk.id, "chunk", score, chunk.content, {
         "artifact_id": artifact.id, "artifact_type": artifact.artifact_type, "chunk_index": chunk.index,
         "provenance": provenance(artifact), **({"structure": structure} if structure else {}),
-        **artifact.privacy()})
+        **artifact.privacy(), **indexing(artifact)})
 
 
 def memory_hit(memory: Memory, score: float) -> Hit:

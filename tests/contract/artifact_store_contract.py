@@ -78,6 +78,31 @@ class ArtifactStoreContract:
         assert [c.index for c in store.chunk_window("art_a", 1, 2)] == [1, 2]
         assert store.get_artifacts(["art_a", "art_b"]).keys() == {"art_a"}
 
+    def test_a_version_written_words_first_is_read_only_by_reads_that_ask_for_it(self, store: ArtifactStore) -> None:
+        v1 = artifact("art_a", "1" * 64, 2)
+        chunks = parts("art_a", 2, "a")
+        store.begin_artifact(v1, chunks, entry("begin"), job(v1), words_first=True)
+        assert store.get_artifact("art_a") is None and store.get_artifacts(["art_a"]) == {}
+        assert store.get_chunks([chunks[0].id]) == {} and store.chunks_of("art_a") == []
+        shown = store.get_artifacts(["art_a", "art_b"], indexing=True)
+        assert shown.keys() == {"art_a"} and shown["art_a"].indexing and shown["art_a"].version == v1.version
+        assert store.get_chunks([chunks[1].id, "nope"], indexing=True) == {chunks[1].id: chunks[1]}
+        pending = store.pending_artifact("art_a", v1.version)
+        assert pending is not None and pending[0].indexing
+        store.commit_artifact("art_a", v1.version, entry("ingested"))
+        assert store.get_artifact("art_a") == v1 and not store.get_artifacts(["art_a"], indexing=True)["art_a"].indexing
+        # A pending replacement (not words first) is never what a read gets; the committed one is.
+        v2 = artifact("art_a", "2" * 64, 1)
+        store.begin_artifact(v2, parts("art_a", 1, "b"), entry("begin"), job(v2))
+        assert store.get_artifacts(["art_a"], indexing=True) == {"art_a": v1}
+        assert store.get_chunks([parts("art_a", 1, "b")[0].id], indexing=True) == {}
+        # A failed job withdraws a version shown early.
+        v3 = artifact("art_c", "3" * 64, 1)
+        store.begin_artifact(v3, parts("art_c", 1, "c"), entry("begin"), job(v3), words_first=True)
+        store.fail_job("art_c", v3.version, "embedding failed")
+        assert store.get_artifacts(["art_c"], indexing=True) == {}
+        assert store.get_chunks([parts("art_c", 1, "c")[0].id], indexing=True) == {}
+
     def test_delete_every_version(self, store: ArtifactStore) -> None:
         v1 = artifact("art_a", "1" * 64, 3)
         store.begin_artifact(v1, parts("art_a", 3, "a"), entry("begin"), job(v1))

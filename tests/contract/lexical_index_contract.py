@@ -216,6 +216,35 @@ class LexicalIndexContract:
         assert store.lexical_search("chunk", ["gamma"], 5) == []
         assert store.exact_search("chunk", ["rollout"], 5) == []
 
+    def test_a_new_artifact_written_words_first_is_found_by_its_words_until_it_is_dropped(self, store) -> None:
+        """Its words are searchable while its vectors are made; a failed job withdraws them; a replacement
+        of a committed artifact is never shown early (the committed version serves until the commit)."""
+        from domain.model import ArtifactChunk
+
+        def chunk(aid: str, i: int, text: str) -> ArtifactChunk:
+            return ArtifactChunk(f"{aid}::chunk::{i:03d}::{i:08d}", aid, i, 0, len(text), text, 3, "0" * 64)
+
+        v1 = artifact("art_e", "1" * 64, 2)
+        store.begin_artifact(v1, [chunk("art_e", 0, "zeppelin hangar lease"), chunk("art_e", 1, "helium supply")],
+                             entry("begin"), job(v1), words_first=True)
+        assert ids(store.lexical_search("chunk", ["zeppelin"], 5)) == ["art_e::chunk::000::00000000"]
+        assert ids(store.exact_search("chunk", ["helium"], 5)) == ["art_e::chunk::001::00000001"]
+        assert store.lexical_search("chunk", ["zeppelin"], 5, {"source_system": "mail"}) == []
+        store.fail_job("art_e", v1.version, "embedding failed")
+        assert store.lexical_search("chunk", ["zeppelin", "helium"], 5) == []
+        store.begin_artifact(v1, [chunk("art_e", 0, "zeppelin hangar lease")], entry("begin"), job(v1),
+                             words_first=True)
+        store.commit_artifact("art_e", v1.version, entry("ingested"))
+        v2 = artifact("art_e", "2" * 64, 1)
+        store.begin_artifact(v2, [chunk("art_e", 0, "blimp mooring mast")], entry("begin"), job(v2))
+        assert store.lexical_search("chunk", ["blimp"], 5) == []
+        assert len(store.lexical_search("chunk", ["zeppelin"], 5)) == 1
+        whole = dataclasses.replace(artifact("art_f", "3" * 64, 0), content="quarterly airship census", title="Census")
+        store.begin_artifact(whole, [], entry("begin"), job(whole), words_first=True)
+        assert ids(store.lexical_search("artifact", ["airship"], 5)) == ["art_f"]
+        store.discard_pending("art_f", whole.version)
+        assert store.lexical_search("artifact", ["airship"], 5) == []
+
     def test_unicode_text_is_searchable(self, store) -> None:
         store.add_memory(memory("mem_a", "Café crème with José in Zürich 😀"), AUDIT)
         store.add_memory(memory("mem_b", "東京で寿司を食べた"), AUDIT)

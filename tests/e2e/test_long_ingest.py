@@ -83,8 +83,13 @@ def test_a_long_ingest_reports_progress_answers_within_budget_and_completes(tmp_
 
                     view = await call_ok(client, "artifact_get", {"artifact_id": art_id})
                     assert view["status"] == "indexing" and view["chunks_total"] == total
+                    # Found by its words while its vectors are made, and saying so.
                     hits = await call_ok(client, "hybrid_search", {"query": "quokkafjord beacon", "limit": 5})
-                    assert not found(hits, art_id)  # invisible until complete
+                    early = [h for h in hits["results"] if h.get("artifact_id") == art_id]
+                    assert early and "quokkafjord" in early[0]["snippet"], hits
+                    assert all(h["indexing"] is True and "semantic" not in h["signals"] for h in early), early
+                    text = await client.call_tool("hybrid_search", {"query": "quokkafjord beacon", "limit": 5})
+                    assert "its meaning is still being indexed" in text.content[0].text
 
                     again = await call_ok(client, "artifact_ingest", {
                         "artifact_type": "doc", "source_system": "logbook", "source_id": "log-1", "content": DOC})
@@ -94,9 +99,40 @@ def test_a_long_ingest_reports_progress_answers_within_budget_and_completes(tmp_
                     assert done["metadata"]["num_chunks"] == total
                     hits = await call_ok(client, "hybrid_search", {"query": "quokkafjord beacon", "limit": 5})
                     assert found(hits, art_id)
+                    assert not any(h.get("indexing") for h in hits["results"]), hits
                     full = await call_ok(client, "artifact_get", {"artifact_id": art_id, "include_content": True})
                     assert full["content"] == DOC
             asyncio.run(scenario())
+
+
+def test_a_new_document_found_by_its_words_early_is_withdrawn_when_its_embedding_fails(tmp_path: Path) -> None:
+    """Spec 000's rule holds for a document shown early: its embedding fails in the background, its words
+    are withdrawn, and artifact_get says why."""
+    with FakeOpenAIServer(default_dimensions=32, slow_seconds=0.3) as fake:
+        fake.script(*["slow"] * 8, *[401] * 200)  # its embedding fails after about 2.4 s
+        with http_server(tmp_path / "data", slow_env(fake)) as server:
+            async def scenario() -> None:
+                async with http_session(server.mcp_url) as client:
+                    body = await call_ok(client, "artifact_ingest", {
+                        "artifact_type": "doc", "source_system": "logbook", "source_id": "log-3", "content": DOC})
+                    assert body["status"] == "indexing", body
+                    art_id = body["artifact_id"]
+                    if not body["chunks_total"]:
+                        await chunks_known(client, art_id)
+                    words = {"query": "quokkafjord beacon", "limit": 5, "mode": "lexical"}
+                    early = await call_ok(client, "hybrid_search", words)
+                    if found(early, art_id):
+                        assert all(h["indexing"] for h in early["results"] if h.get("artifact_id") == art_id)
+                    else:  # only where a busy machine failed it already
+                        assert (await call_ok(client, "artifact_get", {"artifact_id": art_id}))["status"] == "failed"
+                    deadline = time.monotonic() + 60
+                    while (view := await call_ok(client, "artifact_get", {"artifact_id": art_id}))["status"] != "failed":
+                        assert view["status"] == "indexing" and time.monotonic() < deadline, view
+                        await asyncio.sleep(0.2)
+                    assert "No data was written" in view["error"], view
+                    assert not found(await call_ok(client, "hybrid_search", words), art_id)
+            asyncio.run(scenario())
+    assert len(fake.embedding_requests) > 8
 
 
 def test_an_ingest_killed_in_the_background_is_finished_by_the_next_start(tmp_path: Path) -> None:

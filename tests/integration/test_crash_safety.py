@@ -368,10 +368,14 @@ class Watch:
         self.queries.append(text)
         assert not found.is_error, f"{tool} failed during the recovery: {found.text[:400]}"
         hits = [h for h in (found.structured or {})["results"] if h.get("artifact_id") == self.target.art_id]
+        early = bool(hits) and all(h.get("indexing") is True for h in hits)
         states = {state for state, ref in (("before", self.prior), ("after", self.target))
-                  if self._hits_of(hits, ref, expand)}
+                  if not early and self._hits_of(hits, ref, expand)}
         if self.prior is None and not hits:
-            states.add("before")  # a first ingest is invisible until its commit
+            states.add("before")  # a first ingest, found by nothing yet (its chunks are being cut)
+        if self.prior is None and early and all(h["type"] == "chunk" and h["id"] in self.target.chunk_text
+                                                and "semantic" not in h["signals"] for h in hits):
+            states.add("before")  # a first ingest under way: its chunks found by their words, and marked so
         self.note(tool, states, f"{[h['id'] for h in hits]} for the probe {short(probe_id) if '::' in probe_id else probe_id}")
         visible = self.target if "after" in states else self.prior
         if hits and visible is not None and visible.chunk_text.get(probe_id) == text and hits[0]["id"] != probe_id:

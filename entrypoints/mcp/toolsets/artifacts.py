@@ -192,8 +192,9 @@ def render_indexing(running: StillRunning[IngestResult]) -> CallToolResult:
     art_id, done, total = running.latest
     body = {"artifact_id": art_id, "status": "indexing", "chunks_done": done, "chunks_total": total}
     where = f"{done} of {total} chunks embedded" if total else "cutting it into chunks"
-    return render.ok(body, f"Indexing artifact {art_id} in the background: {where}. "
-                           "It becomes searchable when complete; artifact_get shows its progress.")
+    return render.ok(body, f"Indexing artifact {art_id} in the background: {where}. A new document is found "
+                           "by its words once cut, by meaning when complete (a new version of a stored one "
+                           "replaces it then); artifact_get shows its progress.")
 
 
 def job_status(job: IngestJob) -> dict[str, Any]:
@@ -205,5 +206,5 @@ def job_text(job: IngestJob) -> str:
     if job.status == "failed":
         return f"ingest failed: {job.error}"
     if not job.total:
-        return "indexing: cutting it into chunks; searchable when complete"
-    return f"indexing, {job.done} of {job.total} chunks embedded; searchable when complete"
+        return "indexing: cutting it into chunks; found by its words once cut, by meaning when complete"
+    return f"indexing, {job.done} of {job.total} chunks embedded; found by its words now, by meaning when complete"

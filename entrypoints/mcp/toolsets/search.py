@@ -57,6 +57,8 @@ def render_results(hits: list[Hit], searched: list[str] | None) -> str:
             lines.append(f"Title: {prov['title']}")
         if h.type in ("artifact", "chunk"):
             lines.append(f"Source: {prov.get('source_system')} | Sensitivity: {h.fields.get('sensitivity')}")
+        if h.fields.get("indexing"):
+            lines.append("Indexing: found by its words; its meaning is still being indexed")
         if h.fields.get("expanded"):
             lines.append("Content with neighbors:\n" + h.content)
         else:
