@@ -3,8 +3,10 @@
 stdio, on a fresh server of the embedded default with MEMTROVE_LOCAL_MODEL's model.
 
 Reported: seconds per MB of text; the model's pieces (vectors stored) a second; chunks; each call's
-p50/p95 (a document is searchable by words and by meaning when its call returns: its text and its
-vectors commit together); the server's CPU over the wall time (2.0 = both cores all the time) and
+p50/p95; for each document, when it was first found by its words (a words-only ``hybrid_search`` for
+a sentence of its own, asked every 0.25 s while its call runs) and by meaning (its call answered
+"ingested", or artifact_get "indexed" after a call whose budget ran out), from its call's start: the
+sums over the corpus per MB and the medians; the server's CPU over the wall time (2.0 = both cores all the time) and
 each core's busy share (/proc/stat, the whole machine: run it on a quiet one); the server's peak RSS.
 ``--before DIR`` runs the same ingest on another checkout too, alternately, in one run; ``--reingest``
 then ingests each document again with one paragraph added near its middle (a new version).
@@ -25,6 +27,8 @@ import anyio
 
 from bench.common import call, latency, peak_mb, server, server_process
 from bench.passages import DOCS, load_questions
+from domain.chunking import content_hash
+from domain.ids import artifact_id
 
 QUESTIONS = Path(__file__).parent / "data" / "python_docs_questions.json"
 
@@ -45,6 +49,42 @@ def core_ticks() -> list[tuple[int, int]]:
     return out
 
 
+def probe(text: str) -> str:
+    """A sentence of the document's own from near its middle (words only: no markup), to find it by."""
+    lines = [" ".join(w for w in line.split() if w.isalpha()) for line in text.splitlines()]
+    usable = [line for line in lines if len(line.split()) >= 8]
+    return " ".join(usable[len(usable) // 2].split()[:12]) if usable else text[:200]
+
+
+async def watched(client: Any, name: str, text: str) -> dict[str, Any]:
+    """Ingest one document; seconds until its words find it and until its vectors are in (from its call's start)."""
+    art = artifact_id("python-docs", name, content_hash(text))
+    started = time.perf_counter()
+    seen: dict[str, float] = {}
+
+    async def words() -> None:
+        while "meaning" not in seen:
+            hits = await call(client, "hybrid_search", query=probe(text), mode="lexical", limit=10,
+                              filters={"source_system": "python-docs"})
+            if any(h.get("artifact_id") == art for h in hits.get("results", [])):
+                seen.setdefault("words", time.perf_counter() - started)
+                return
+            await anyio.sleep(0.25)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(words)
+        got = await call(client, "artifact_ingest", artifact_type="doc", source_system="python-docs",
+                         source_id=name, title=name, content=text)
+        answered = time.perf_counter() - started
+        while got.get("status") == "indexing":  # the call's budget ran out: it goes on in the background
+            await anyio.sleep(0.25)
+            got = await call(client, "artifact_get", artifact_id=art)
+            got = {**got, **got.get("metadata", {})}
+        seen["meaning"] = time.perf_counter() - started
+    seen.setdefault("words", seen["meaning"])  # found by words no earlier than by meaning
+    return {"call": answered, "chunks": got.get("num_chunks") or 1, **seen}
+
+
 def edited(text: str) -> str:
     """The document with one paragraph near its middle reworded: a new version, most chunks unchanged."""
     middle = text.find("\n\n", len(text) // 2)
@@ -61,6 +101,8 @@ async def ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int, ag
 
 async def _ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int) -> dict[str, Any]:
     seconds: list[float] = []
+    words: list[float] = []
+    meaning: list[float] = []
     chunks = 0
     async with server(folder) as client:
         process = server_process()
@@ -73,11 +115,11 @@ async def _ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int) -
             nonlocal chunks
             while pending:
                 name, text = pending.pop(0)
-                t = time.perf_counter()
-                got = await call(client, "artifact_ingest", artifact_type="doc", source_system="python-docs",
-                                 source_id=name, title=name, content=text)
-                seconds.append(time.perf_counter() - t)
-                chunks += got.get("num_chunks") or 1
+                got = await watched(client, name, text)
+                seconds.append(got["call"])
+                words.append(got["words"])
+                meaning.append(got["meaning"])
+                chunks += got["chunks"]
 
         async with anyio.create_task_group() as group:
             for _ in range(concurrency):
@@ -93,7 +135,10 @@ async def _ingest(docs: list[tuple[str, str]], folder: Path, concurrency: int) -
     return {"documents": len(docs), "megabytes": round(megabytes, 3), "chunks": chunks, "pieces": pieces,
             "wall_seconds": round(wall, 1), "seconds_per_mb": round(wall / megabytes, 1),
             "pieces_per_second": round(pieces / wall, 2), "server_cpu_per_wall": round(cpu / wall, 2),
-            "core_busy": busy, "call_seconds": latency(seconds), "peak_rss_mb": peak}
+            "core_busy": busy, "call_seconds": latency(seconds), "peak_rss_mb": peak,
+            "words_seconds": latency(words), "meaning_seconds": latency(meaning),
+            "words_seconds_per_mb": round(sum(words) / megabytes, 1),
+            "meaning_seconds_per_mb": round(sum(meaning) / megabytes, 1)}
 
 
 def main(limit: int | None, concurrency: int, before: Path | None, rounds: int, out: Path | None,
