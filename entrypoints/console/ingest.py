@@ -54,7 +54,8 @@ class Summary:
                  f"{len(self.skipped)} skipped, {len(self.failed)} failed, {len(self.removed)} removed; "
                  f"{self.chunks} chunks in {d['seconds']} s ({d['chunks_per_second']} chunks/s)"]
         if d["indexing"]:
-            lines.append(f"{d['indexing']} still indexing in the server (searchable when complete)")
+            lines.append(f"{d['indexing']} still indexing in the server (a new file is found by its words now, "
+                         "by meaning when complete)")
         return "\n".join(lines)
 
 
