@@ -122,6 +122,9 @@ class VectorRecord:
     record_id: str
     vector: Vector
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The text it was embedded from, as a key (domain.artifacts.reuse.text_key): a piece of another
+    # document with the same text, model and owner takes this vector instead of embedding it again.
+    text_key: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id.startswith(f"{self.record_id}::"):

@@ -93,6 +93,12 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
                             for r, pending in slot.values() if not pending and r.id > after), key=lambda r: r.id)
         return found[:limit]
 
+    def vectors_by_text(self, keys: Sequence[str]) -> dict[str, Vector]:
+        wanted = set(keys)
+        with self._guard:
+            return {r.text_key: list(r.vector) for slot in self.stored.values() for r, _ in slot.values()
+                    if r.text_key in wanted and r.text_key is not None}
+
     def count_vectors(self, collection: str) -> int:
         with self._guard:
             return sum(1 for (c, _), slot in self.stored.items() if c == collection

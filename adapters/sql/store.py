@@ -22,7 +22,7 @@ from adapters.sql.tables import (  # noqa: F401 - the tables' home; artifacts an
     add_validity_columns, audit, memories, put_meta, store_meta, turns,
 )
 from adapters.sql.vectors import (
-    SqlVectorOutbox, add_fresh_column, backfill_access, drop_vectors, put_vectors, queue,
+    SqlVectorOutbox, migrate_vector_tables, backfill_access, drop_vectors, put_vectors, queue,
 )
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, VectorRecord
@@ -84,7 +84,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         memories and turns get their access columns (the local owner's, private, never expiring)."""
         add_access_columns(conn, "memories", privacy=True)
         add_access_columns(conn, "turns", privacy=True)
-        add_fresh_column(conn)
+        migrate_vector_tables(conn)
         add_validity_columns(conn)
 
     def _prepare_lexical(self) -> None:

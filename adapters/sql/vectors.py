@@ -41,7 +41,10 @@ vectors = Table(
     Column("pending", Boolean, nullable=False),  # of an artifact version not committed yet
     Column("embedding", LargeBinary, nullable=False),  # float16 (adapters/vectors/blobs.py); float32 before
     Column("meta", Text, nullable=False),
+    Column("text_key", String(24)),  # VectorRecord.text_key: a piece with the same text takes this vector
     Index("ix_vectors_owner", "collection", "owner"),
+    Index("ix_vectors_text_key", "text_key", sqlite_where=text("text_key IS NOT NULL"),
+          postgresql_where=text("text_key IS NOT NULL")),
 )
 
 outbox = Table(
@@ -70,8 +73,7 @@ def put_vectors(conn: Connection, collection: str, owner: str | None, records: S
     """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
     rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
              "version": str(r.metadata.get("version") or (version_of(r.id) if r.id.count("::") >= 2 else "")),
-             "pending": pending,
-             "embedding": encode(r.vector), "meta": pack(collection, r)}
+             "pending": pending, "embedding": encode(r.vector), "meta": pack(collection, r), "text_key": r.text_key}
             for r in records]
     for start in range(0, len(rows), 1_000):
         conn.execute(insert(vectors), rows[start:start + 1_000])
@@ -93,10 +95,14 @@ def queue(conn: Connection, collections: Sequence[str], owner: str, fresh: bool 
         conn.execute(insert(outbox), [{"collection": c, "owner": owner, "fresh": fresh} for c in collections])
 
 
-def add_fresh_column(conn: Connection) -> None:
-    """The outbox of a store made before items said whether their owner is new."""
+def migrate_vector_tables(conn: Connection) -> None:
+    """The outbox of a store made before items said whether their owner is new, and vectors before
+    they said which text they were embedded from."""
     if "fresh" not in {c["name"] for c in inspect(conn).get_columns("vector_outbox")}:
         conn.execute(text("ALTER TABLE vector_outbox ADD COLUMN fresh BOOLEAN NOT NULL DEFAULT false"))
+    if "text_key" not in {c["name"] for c in inspect(conn).get_columns("vectors")}:
+        conn.execute(text("ALTER TABLE vectors ADD COLUMN text_key VARCHAR(24)"))
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_vectors_text_key ON vectors (text_key) WHERE text_key IS NOT NULL"))
 
 
 def backfill_access(conn: Connection) -> None:
@@ -224,6 +230,15 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
                 vectors.c.collection == collection, vectors.c.pending.is_(False), vectors.c.id > after)
                 .order_by(vectors.c.id).limit(limit)).all()
         return [_record(row) for row in rows]
+
+    def vectors_by_text(self, keys: Sequence[str]) -> dict[str, Vector]:
+        found: dict[str, Vector] = {}
+        with self._engine.connect() as conn:
+            for start in range(0, len(keys), 500):
+                rows = conn.execute(select(vectors.c.text_key, vectors.c.embedding).where(
+                    vectors.c.text_key.in_(list(keys[start:start + 500]))))
+                found.update({row.text_key: decode(row.embedding).tolist() for row in rows})
+        return found
 
     def count_vectors(self, collection: str) -> int:
         with self._engine.connect() as conn:

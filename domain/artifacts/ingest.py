@@ -27,7 +27,7 @@ from domain.model import (Artifact, ArtifactChunk, Chunk, ChunkSpec, IngestJob, 
                           VectorRecord, access_signature, artifact_version)
 from domain.ports import ArtifactStore, Chunker, ChunkerCatalog, Embedder, KeyLocks, Tokenizer, VectorOutbox
 from domain.artifacts.input import IngestRequest, validate
-from domain.artifacts.reuse import known_vectors
+from domain.artifacts.reuse import known_vectors, same_text, text_key
 from domain.artifacts.usecases import CHUNKS, WHOLE, Target, embedding_targets, vector_metadata
 from domain.common import Clock, audit, piece_records, utc_now
 from domain.pieces import Piece
@@ -273,8 +273,11 @@ class IngestArtifact:
 
     def _embed(self, artifact: Artifact, batch: list[tuple[str, Piece, int]], meta: dict[str, Any],
                remaining: int, progress: Progress, known: dict[str, Vector]) -> list[VectorRecord]:
-        """The batch's vectors: those the last version had for the same text, the rest from the model."""
+        """The batch's vectors: those stored for the same text (the last version's, or another document's of
+        the same owner and model), the rest from the model."""
+        keys = {p.content: text_key(artifact.profile.key, artifact.owner, p.content) for _, p, _ in batch}
         try:
+            known = {**known, **same_text(self.copies, keys, known)}
             asked = [piece.content for _, piece, _ in batch if piece.content not in known]
             fresh = iter(self.embedder.embed_documents(asked) if asked else [])
             vectors = [known[p.content] if p.content in known else next(fresh) for _, p, _ in batch]
@@ -287,5 +290,6 @@ class IngestArtifact:
                 self.store.discard_pending(artifact.id, artifact.version)
             raise EmbeddingError(message) from exc
         planned = [(record_id, piece, {**meta, "chunk_index": index}) for record_id, piece, index in batch]
-        return piece_records(planned, vectors, artifact.version)
+        return [replace(r, text_key=keys[p.content])
+                for r, (_, p, _) in zip(piece_records(planned, vectors, artifact.version), batch, strict=True)]
 

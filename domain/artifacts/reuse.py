@@ -1,10 +1,13 @@
-"""A new version of a document embeds only what changed: a piece whose text the committed version
-already embedded, with the same model, takes that vector (the model gives a text the same vector
-every time), read from the store's copy of the vectors."""
+"""Never the same text embedded twice: a new version of a document embeds only what changed (a piece
+whose text the committed version already embedded, with the same model, takes that vector: the model
+gives a text the same vector every time), and a piece whose text another document of the same owner
+already embedded with the same model takes that one, all read from the store's copy of the vectors.
+Only the same owner's: a faster ingest must not tell one caller that another stored the same text."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Mapping
 
 from domain.artifacts.usecases import CHUNKS, embedding_targets
 from domain.ids import piece_id
@@ -13,6 +16,11 @@ from domain.pieces import Piece
 from domain.ports import ArtifactStore, VectorOutbox
 
 PAGE = 500
+
+
+def text_key(profile: str, owner: str, text: str) -> str:
+    """What a piece's vector is found by: its model, its owner and its text (96 bits of SHA-256)."""
+    return hashlib.sha256(f"{profile}\x1f{owner}\x1f{text}".encode()).hexdigest()[:24]
 
 
 def known_vectors(store: ArtifactStore, copies: VectorOutbox, new: Artifact,
@@ -36,3 +44,12 @@ def known_vectors(store: ArtifactStore, copies: VectorOutbox, new: Artifact,
         if len(page) < PAGE:
             return found
         after = page[-1].id
+
+
+def same_text(copies: VectorOutbox | None, keys: Mapping[str, str], known: Mapping[str, Vector]) -> dict[str, Vector]:
+    """Vectors stored for these texts (``keys``: text -> its text_key) by any of the owner's documents,
+    for the texts not ``known`` already."""
+    wanted = {key: text for text, key in keys.items() if text not in known}
+    if copies is None or not wanted:
+        return {}
+    return {wanted[key]: vector for key, vector in copies.vectors_by_text(sorted(wanted)).items() if key in wanted}

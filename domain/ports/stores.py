@@ -232,6 +232,10 @@ class VectorOutbox(Protocol):
 
     def count_vectors(self, collection: str) -> int: ...
 
+    def vectors_by_text(self, keys: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors (of any collection, pending or not) by the ``text_key`` they were written with."""
+        ...
+
     def adopt_vectors(self, profile_key: str,
                       pages: Callable[[], Iterator[tuple[str, list[VectorRecord]]]]) -> int | None:
         """Make the stored vectors those of ``profile_key`` from ``pages`` (collection, records), once.

@@ -56,6 +56,15 @@ class OutboxContract:
         assert got["mem_a::v1::0"].metadata["version"] == "v1" and got["mem_a::v1::0"].record_id == "mem_a"
         assert store.oldest_queued() is None and drain(store) == []
 
+    def test_a_vector_is_found_by_the_text_key_it_was_written_with(self, store) -> None:
+        from dataclasses import replace
+
+        keyed = replace(vec("mem_a", "v1"), text_key="k" * 24)
+        store.add_memory(memory("mem_a"), entry("store"), [keyed, vec("mem_a", "v1", 1)])
+        assert store.vectors_by_text(["k" * 24, "z" * 24]) == {"k" * 24: pytest.approx([0.25, -0.5, 1.0, 0.0])}
+        assert store.vectors_by_text([]) == {}
+        assert drain(store)[0].records[0].vector == pytest.approx([0.25, -0.5, 1.0, 0.0])
+
     def test_queued_vectors_are_scored_until_synced(self, store) -> None:
         near = VectorRecord("mem_a::v1::0", "mem_a", [1.0, 0.0, 0.0, 0.0], {"version": "v1", "type": "fact"})
         far = VectorRecord("mem_b::v1::0", "mem_b", [0.0, 1.0, 0.0, 0.0], {"version": "v1", "type": "note"})

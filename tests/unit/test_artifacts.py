@@ -331,3 +331,32 @@ def test_without_the_store_copy_or_with_another_model_every_chunk_is_embedded_ag
     before = len([t for call in aworld.embedder.calls for t in call])
     ingest(IngestRequest("doc", "drive", LONG.replace("zebra", "giraffe"), source_id="d1"))
     assert len([t for call in aworld.embedder.calls for t in call]) - before >= len(first.chunks)
+
+
+def test_a_chunk_another_document_of_the_same_owner_embedded_is_not_embedded_again(aworld) -> None:
+    """Identical text across documents shares its vector (same model, same owner); another owner's
+    identical text is embedded again, so no caller learns from a faster ingest what another stored."""
+    from domain.access.principal import Principal, RequestContext
+
+    ingest = ingest_uc(aworld, copies=aworld.store)
+    first = ingest(IngestRequest("doc", "drive", LONG, source_id="d1"))
+    before = len([t for call in aworld.embedder.calls for t in call])
+    copy = ingest(IngestRequest("doc", "drive", LONG, source_id="d2"))  # the same text under another name
+    assert copy.status == "ingested" and copy.artifact.id != first.artifact.id
+    assert len([t for call in aworld.embedder.calls for t in call]) == before, "shared text was embedded again"
+    stored = {r.record_id: r for r in aworld.store.stored_vectors("chunk", "", 10_000)}
+    for a, b in zip(first.chunks, copy.chunks, strict=True):
+        assert a.content == b.content and stored[b.id].vector == stored[a.id].vector
+        assert stored[b.id].text_key == stored[a.id].text_key is not None
+    # one new paragraph: only its chunks reach the model
+    grown = LONG.replace("the launch code is zebra", "the launch code is zebra and the vault is under the oak")
+    third = ingest(IngestRequest("doc", "drive", grown, source_id="d3"))
+    asked = [t for call in aworld.embedder.calls for t in call][before:]
+    new = {c.content for c in third.chunks} - {c.content for c in first.chunks}
+    assert asked and len(asked) < len(third.chunks) and all(any(t in c or c in t for c in new) for t in asked)
+    # another owner's identical document is embedded whole
+    bob = RequestContext(Principal("bob"))
+    other = ingest_uc(aworld, copies=aworld.store, identity=lambda: bob)(
+        IngestRequest("doc", "drive", LONG, source_id="d1"))
+    assert other.artifact.owner == "bob"
+    assert len([t for call in aworld.embedder.calls for t in call]) - before - len(asked) >= len(other.chunks)
