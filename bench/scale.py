@@ -1,6 +1,7 @@
 """How search holds as the store grows: a store built over MCP to each size asked, measured at each.
 
-The server is ``memtrove serve`` on the embedded default (SQLite + embedded Chroma) with a stand-in
+The server is ``memtrove serve`` on the embedded default (SQLite + embedded Chroma; with CHROMA_HOST and
+CHROMA_PORT set, that Chroma server instead, whose disk is not counted) with a stand-in
 OpenAI-compatible embedding service (bench.standin: bag-of-words vectors), so the figures are the
 storage and search path, not a model. Text: bench.scale_corpus, chunks of 300 tokens. At each size:
   - ingest rate (chunks/s over MCP, the server's CPU per chunk) and the time it took;
@@ -18,6 +19,7 @@ A store is grown in steps: ``--chunks 10000 --chunks 100000`` measures at 10k, t
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import tempfile
 import time
@@ -63,7 +65,8 @@ async def _grow_and_measure(folder: Path, documents: list[Document], asked: list
     with StandinEmbeddings(dims) as embeddings:
         env = {"MEMTROVE_EMBEDDER": "openai-compatible", "OPENAI_BASE_URL": embeddings.url,
                "OPENAI_API_KEY": "standin", "OPENAI_EMBED_MODEL": f"standin-bow-{dims}",
-               "OPENAI_EMBED_DIMS": str(dims), "CHUNK_TARGET_TOKENS": "300", "MEMTROVE_WARMUP": "false"}
+               "OPENAI_EMBED_DIMS": str(dims), "CHUNK_TARGET_TOKENS": "300", "MEMTROVE_WARMUP": "false",
+               **{k: os.environ[k] for k in ("CHROMA_HOST", "CHROMA_PORT") if os.environ.get(k)}}
         for target in steps:
             async with server(folder, env) as client:
                 process = server_process()
@@ -158,7 +161,10 @@ def _raw_reference(folder: Path, asked: list[str], model: BagOfWords) -> dict[st
     from adapters.lexical.sqlite import _quoted
     from domain.search.lexical import analyse
 
-    client = chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False))
+    host = os.environ.get("CHROMA_HOST")  # a Chroma server (its disk is not counted), else the embedded one
+    client = (chromadb.HttpClient(host=host, port=int(os.environ.get("CHROMA_PORT", "8001")),
+                                  settings=Settings(anonymized_telemetry=False)) if host else
+              chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False)))
     chunks = client.get_collection(next(c.name for c in client.list_collections() if c.name.startswith("chunk__")))
     db = sqlite3.connect(f"file:{folder / 'memtrove.sqlite3'}?mode=ro", uri=True)
 
