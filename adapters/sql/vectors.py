@@ -41,7 +41,7 @@ vectors = Table(
     Column("pending", Boolean, nullable=False),  # of an artifact version not committed yet
     Column("embedding", LargeBinary, nullable=False),  # float16 (adapters/vectors/blobs.py); float32 before
     Column("meta", Text, nullable=False),
-    Column("text_key", String(24)),  # VectorRecord.text_key: a piece with the same text takes this vector
+    Column("text_key", LargeBinary),  # VectorRecord.text_key's 12 bytes: a piece with the same text takes this vector
     Index("ix_vectors_owner", "collection", "owner"),
     Index("ix_vectors_text_key", "text_key", sqlite_where=text("text_key IS NOT NULL"),
           postgresql_where=text("text_key IS NOT NULL")),
@@ -73,7 +73,8 @@ def put_vectors(conn: Connection, collection: str, owner: str | None, records: S
     """``owner`` None: each record's own (its artifact for artifact and chunk vectors)."""
     rows = [{"collection": collection, "id": r.id, "owner": owner or owner_of(collection, r),
              "version": str(r.metadata.get("version") or (version_of(r.id) if r.id.count("::") >= 2 else "")),
-             "pending": pending, "embedding": encode(r.vector), "meta": pack(collection, r), "text_key": r.text_key}
+             "pending": pending, "embedding": encode(r.vector), "meta": pack(collection, r),
+             "text_key": bytes.fromhex(r.text_key) if r.text_key else None}
             for r in records]
     for start in range(0, len(rows), 1_000):
         conn.execute(insert(vectors), rows[start:start + 1_000])
@@ -101,7 +102,8 @@ def migrate_vector_tables(conn: Connection) -> None:
     if "fresh" not in {c["name"] for c in inspect(conn).get_columns("vector_outbox")}:
         conn.execute(text("ALTER TABLE vector_outbox ADD COLUMN fresh BOOLEAN NOT NULL DEFAULT false"))
     if "text_key" not in {c["name"] for c in inspect(conn).get_columns("vectors")}:
-        conn.execute(text("ALTER TABLE vectors ADD COLUMN text_key VARCHAR(24)"))
+        blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
+        conn.execute(text(f"ALTER TABLE vectors ADD COLUMN text_key {blob}"))
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_vectors_text_key ON vectors (text_key) WHERE text_key IS NOT NULL"))
 
 
@@ -123,7 +125,8 @@ def backfill_access(conn: Connection) -> None:
 
 def _record(row: Any) -> VectorRecord:
     return VectorRecord(id=row.id, record_id=record_of(row.id), vector=decode(row.embedding).tolist(),
-                        metadata=unpack(row.collection.lstrip("~"), row.id, row.meta))
+                        metadata=unpack(row.collection.lstrip("~"), row.id, row.meta),
+                        text_key=bytes(row.text_key).hex() if row.text_key else None)
 
 
 class SqlVectorOutbox(VectorOutbox, KeyLocks):
@@ -236,8 +239,8 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
         with self._engine.connect() as conn:
             for start in range(0, len(keys), 500):
                 rows = conn.execute(select(vectors.c.text_key, vectors.c.embedding).where(
-                    vectors.c.text_key.in_(list(keys[start:start + 500]))))
-                found.update({row.text_key: decode(row.embedding).tolist() for row in rows})
+                    vectors.c.text_key.in_([bytes.fromhex(k) for k in keys[start:start + 500]])))
+                found.update({bytes(row.text_key).hex(): decode(row.embedding).tolist() for row in rows})
         return found
 
     def count_vectors(self, collection: str) -> int:

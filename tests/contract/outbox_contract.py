@@ -59,11 +59,12 @@ class OutboxContract:
     def test_a_vector_is_found_by_the_text_key_it_was_written_with(self, store) -> None:
         from dataclasses import replace
 
-        keyed = replace(vec("mem_a", "v1"), text_key="k" * 24)
+        keyed = replace(vec("mem_a", "v1"), text_key="ab" * 12)
         store.add_memory(memory("mem_a"), entry("store"), [keyed, vec("mem_a", "v1", 1)])
-        assert store.vectors_by_text(["k" * 24, "z" * 24]) == {"k" * 24: pytest.approx([0.25, -0.5, 1.0, 0.0])}
+        assert store.vectors_by_text(["ab" * 12, "cd" * 12]) == {"ab" * 12: pytest.approx([0.25, -0.5, 1.0, 0.0])}
         assert store.vectors_by_text([]) == {}
-        assert drain(store)[0].records[0].vector == pytest.approx([0.25, -0.5, 1.0, 0.0])
+        [item] = drain(store)
+        assert {r.id: r.text_key for r in item.records} == {"mem_a::v1::0": "ab" * 12, "mem_a::v1::1": None}
 
     def test_queued_vectors_are_scored_until_synced(self, store) -> None:
         near = VectorRecord("mem_a::v1::0", "mem_a", [1.0, 0.0, 0.0, 0.0], {"version": "v1", "type": "fact"})
