@@ -136,8 +136,8 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
         current = self.shown_versions(indexing)
         return {c.id: c for a, v in current.items() for c in self.versions[(a, v)][2] if c.id in wanted}
 
-    def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
-        version = self.committed_versions().get(artifact_id)
+    def chunk_window(self, artifact_id: str, first: int, last: int, indexing: bool = False) -> list[ArtifactChunk]:
+        version = self.shown_versions(indexing).get(artifact_id)
         if version is None:
             return []
         return [c for c in self.versions[(artifact_id, version)][2] if first <= c.index <= last]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Boolean, Column, Float, Index, Integer, String, Table, Text, and_, bindparam, false, text
+from sqlalchemy import Boolean, Column, Float, Index, Integer, String, Table, Text, and_, bindparam, false, or_, text
 
 from adapters.sql.store import _profile, _profile_columns, metadata
 from adapters.sql.tables import access_columns, access_of, access_values, json_dict, json_tuple
@@ -66,6 +66,9 @@ chunks = Table(
     Index("ix_artifact_chunks_chunk_id", "chunk_id"),
 )
 
+indexing_chunks = chunks.join(artifacts, and_(  # and a new artifact's version written words_first
+    chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version,
+    or_(artifacts.c.status == COMMITTED, artifacts.c.indexing)))
 committed_chunks = chunks.join(artifacts, and_(
     chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version,
     artifacts.c.status == COMMITTED))

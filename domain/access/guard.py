@@ -49,8 +49,9 @@ class GuardedStore:
         owners = self.get_artifacts(sorted({artifact_of(i) for i in found}), indexing)
         return {i: c for i, c in found.items() if artifact_of(i) in owners}
 
-    def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
-        return self._store.chunk_window(artifact_id, first, last) if self.get_artifact(artifact_id) else []
+    def chunk_window(self, artifact_id: str, first: int, last: int, indexing: bool = False) -> list[ArtifactChunk]:
+        seen = self.get_artifacts([artifact_id], indexing) if indexing else self.get_artifact(artifact_id)
+        return self._store.chunk_window(artifact_id, first, last, indexing) if seen else []
 
     def artifact_counts(self, source_system: str | None = None) -> tuple[int, int]:
         """Counts of what the caller may see only."""

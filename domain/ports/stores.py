@@ -175,8 +175,8 @@ class ArtifactStore(Protocol):
         """Chunks of committed versions (with ``indexing``: as ``get_artifacts``)."""
         ...
 
-    def chunk_window(self, artifact_id: str, first: int, last: int) -> list[ArtifactChunk]:
-        """Committed chunks with ``first <= index <= last``, in order."""
+    def chunk_window(self, artifact_id: str, first: int, last: int, indexing: bool = False) -> list[ArtifactChunk]:
+        """Committed chunks with ``first <= index <= last``, in order (with ``indexing``: as ``get_artifacts``)."""
         ...
 
     def expired_artifacts(self, now: float, limit: int) -> list[str]:

@@ -118,7 +118,7 @@ def expand_hit(artifacts: ArtifactStore, hit: Hit) -> Hit:
     if hit.type != "chunk":
         return hit
     index = int(hit.fields["chunk_index"])
-    window = artifacts.chunk_window(hit.fields["artifact_id"], index - 1, index + 1)
+    window = artifacts.chunk_window(hit.fields["artifact_id"], index - 1, index + 1, bool(hit.fields.get("indexing")))
     target = next((c for c in window if c.index == index), None)
     if target is None:  # replaced or deleted since the search ranked it
         return hit

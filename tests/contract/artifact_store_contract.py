@@ -87,6 +87,7 @@ class ArtifactStoreContract:
         shown = store.get_artifacts(["art_a", "art_b"], indexing=True)
         assert shown.keys() == {"art_a"} and shown["art_a"].indexing and shown["art_a"].version == v1.version
         assert store.get_chunks([chunks[1].id, "nope"], indexing=True) == {chunks[1].id: chunks[1]}
+        assert store.chunk_window("art_a", 0, 1) == [] and store.chunk_window("art_a", 0, 1, indexing=True) == chunks
         pending = store.pending_artifact("art_a", v1.version)
         assert pending is not None and pending[0].indexing
         store.commit_artifact("art_a", v1.version, entry("ingested"))

@@ -88,6 +88,9 @@ def test_a_long_ingest_reports_progress_answers_within_budget_and_completes(tmp_
                     early = [h for h in hits["results"] if h.get("artifact_id") == art_id]
                     assert early and "quokkafjord" in early[0]["snippet"], hits
                     assert all(h["indexing"] is True and "semantic" not in h["signals"] for h in early), early
+                    wide = await call_ok(client, "hybrid_search", {"query": "quokkafjord beacon", "limit": 1,
+                                                                    "expand_neighbors": True})
+                    assert wide["results"][0]["indexing"] and wide["results"][0]["neighbors"], wide
                     text = await client.call_tool("hybrid_search", {"query": "quokkafjord beacon", "limit": 5})
                     assert "its meaning is still being indexed" in text.content[0].text
 
