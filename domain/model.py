@@ -112,19 +112,14 @@ class Turn(Owned):
 
 @dataclass(frozen=True, slots=True)
 class VectorRecord:
-    """One vector to index: a record may own several (one per piece of its text).
-
-    Its id names its record first (``<record>::<version>::<piece>``, domain.ids.piece_id), so an
-    index may answer a query with the ids alone.
-    """
+    """One vector to index: a record may own several (one per piece of its text). Its id names its
+    record first (``<record>::<version>::<piece>``, domain.ids.piece_id): an index answers with ids alone."""
 
     id: str
     record_id: str
     vector: Vector
     metadata: dict[str, Any] = field(default_factory=dict)
-    # The text it was embedded from, as a key (domain.artifacts.reuse.text_key): a piece of another
-    # document with the same text, model and owner takes this vector instead of embedding it again.
-    text_key: str | None = None
+    text_key: str | None = None  # of its text, model and owner (domain.artifacts.reuse): shared, not re-embedded
 
     def __post_init__(self) -> None:
         if not self.id.startswith(f"{self.record_id}::"):
@@ -286,8 +281,7 @@ class Artifact:
     owner: str = LOCAL_USER
     acl: tuple[str, ...] = (f"u:{LOCAL_USER}",)
     expires_epoch: float = NEVER
-    # A new artifact's first version while its vectors are made: found by its words, not yet by meaning.
-    indexing: bool = False
+    indexing: bool = False  # a new artifact's first version while its vectors are made: found by words only
 
     @property
     def version(self) -> str:

@@ -21,9 +21,8 @@ from adapters.sql.tables import (  # noqa: F401 - the tables' home; artifacts an
     VALIDITY, _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns,
     add_validity_columns, audit, memories, put_meta, store_meta, turns,
 )
-from adapters.sql.vectors import (
-    SqlVectorOutbox, migrate_vector_tables, backfill_access, drop_vectors, put_vectors, queue,
-)
+from adapters.sql.vector_migrations import backfill_access, migrate_vector_tables
+from adapters.sql.vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore

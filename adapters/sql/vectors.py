@@ -6,7 +6,6 @@ owner in the same transaction; a worker claims queued owners and makes the vecto
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np  # at import, in one thread: numpy imported by two threads at once can half-load
 from sqlalchemy import (
     BigInteger, Boolean, Column, Float, Index, Integer, LargeBinary, String, Table, Text, delete, func, insert,
-    inspect, literal, select, text,
+    literal, select, text,
 )
 from sqlalchemy.engine import Connection, Engine
 
@@ -25,8 +24,6 @@ from adapters.sql.tables import put_meta
 from adapters.sql.vector_meta import ARTIFACT_COLLECTIONS, pack, unpack
 from adapters.vectors.blobs import decode, decode_rows, encode
 from adapters.vectors.similarity import matches
-from domain.access.principal import LOCAL_USER
-from domain.access.rules import NEVER, acl_fields
 from domain.ids import artifact_of, record_of, version_of
 from domain.locking import KeyedLock
 from domain.model import OutboxItem, Vector, VectorMatch, VectorRecord
@@ -94,33 +91,6 @@ def drop_vectors(conn: Connection, collections: Sequence[str], owner: str, versi
 def queue(conn: Connection, collections: Sequence[str], owner: str, fresh: bool = False) -> None:
     if collections:
         conn.execute(insert(outbox), [{"collection": c, "owner": owner, "fresh": fresh} for c in collections])
-
-
-def migrate_vector_tables(conn: Connection) -> None:
-    """The outbox of a store made before items said whether their owner is new, and vectors before
-    they said which text they were embedded from."""
-    if "fresh" not in {c["name"] for c in inspect(conn).get_columns("vector_outbox")}:
-        conn.execute(text("ALTER TABLE vector_outbox ADD COLUMN fresh BOOLEAN NOT NULL DEFAULT false"))
-    if "text_key" not in {c["name"] for c in inspect(conn).get_columns("vectors")}:
-        blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
-        conn.execute(text(f"ALTER TABLE vectors ADD COLUMN text_key {blob}"))
-    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_vectors_text_key ON vectors (text_key) WHERE text_key IS NOT NULL"))
-
-
-def backfill_access(conn: Connection) -> None:
-    """Vectors written before items carried access fields get the local owner's (private, never
-    expiring; artifacts keep their sensitivity) and are queued, so the vector index gets them too.
-    Runs once per store, at the upgrade that adds the access columns."""
-    local = {**acl_fields([f"u:{LOCAL_USER}"]), "expires_epoch": NEVER}
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("UPDATE vectors SET meta = CAST(CAST(meta AS jsonb) || CAST(:local AS jsonb) || "
-                          "jsonb_build_object('sensitivity', COALESCE(CAST(meta AS jsonb) ->> 'sensitivity', "
-                          "'normal')) AS text)"), {"local": json.dumps(local)})
-    else:
-        conn.execute(text("UPDATE vectors SET meta = json_patch(json_patch(meta, :local), json_object('sensitivity', "
-                          "COALESCE(json_extract(meta, '$.sensitivity'), 'normal')))"), {"local": json.dumps(local)})
-    conn.execute(insert(outbox).from_select(["collection", "owner"],
-                                            select(vectors.c.collection, vectors.c.owner).distinct()))
 
 
 def _record(row: Any) -> VectorRecord:
