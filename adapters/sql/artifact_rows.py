@@ -66,12 +66,14 @@ chunks = Table(
     Index("ix_artifact_chunks_chunk_id", "chunk_id"),
 )
 
-indexing_chunks = chunks.join(artifacts, and_(  # and a new artifact's version written words_first
-    chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version,
-    or_(artifacts.c.status == COMMITTED, artifacts.c.indexing)))
-committed_chunks = chunks.join(artifacts, and_(
-    chunks.c.artifact_id == artifacts.c.artifact_id, chunks.c.version == artifacts.c.version,
-    artifacts.c.status == COMMITTED))
+
+def shown_chunks(indexing: bool) -> Any:
+    """Chunks joined to their version when a read sees it: committed, or with ``indexing`` also a new
+    artifact's version written words_first."""
+    committed = artifacts.c.status == COMMITTED
+    return chunks.join(artifacts, and_(chunks.c.artifact_id == artifacts.c.artifact_id,
+                                       chunks.c.version == artifacts.c.version,
+                                       or_(committed, artifacts.c.indexing) if indexing else committed))
 
 
 def artifact_row(a: Artifact) -> dict[str, Any]:

@@ -10,8 +10,7 @@ from sqlalchemy.engine import Connection
 
 from adapters.lexical.fts import Doc
 from adapters.sql.artifact_rows import (
-    COMMITTED, PENDING, artifact_row, artifacts, by_ids, chunks, committed_chunks, indexing_chunks, row_artifact,
-    row_chunk,
+    COMMITTED, PENDING, artifact_row, artifacts, by_ids, chunks, row_artifact, row_chunk, shown_chunks,
 )
 from adapters.sql.jobs import SqlIngestJobs
 from adapters.sql.store import SqlMetadataStore
@@ -139,7 +138,7 @@ class SqlArtifactStore(SqlIngestJobs, SqlMetadataStore, ArtifactStore):
         return {row["chunk_id"]: row_chunk(row) for row in rows}
 
     def chunk_window(self, artifact_id: str, first: int, last: int, indexing: bool = False) -> list[ArtifactChunk]:
-        query = (select(chunks).select_from(indexing_chunks if indexing else committed_chunks)
+        query = (select(chunks).select_from(shown_chunks(indexing))
                  .where(chunks.c.artifact_id == artifact_id, chunks.c.chunk_index.between(first, last))
                  .order_by(chunks.c.chunk_index))
         with self._read() as conn:
