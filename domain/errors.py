@@ -7,6 +7,7 @@ class MemtroveError(Exception):
     """Base of every error memtrove reports to a caller."""
 
     kind = "error"
+    field: str | None = None  # the argument the error is about, where one is (always, for bad input)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -18,15 +19,21 @@ class ValidationError(MemtroveError):
 
     kind = "validation_error"
 
+    field: str
+
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
 
 
 class NotFoundError(MemtroveError):
-    """The named item does not exist."""
+    """The named item does not exist; ``field`` names the argument that named it, where one did."""
 
     kind = "not_found"
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class EmbeddingError(MemtroveError):

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from domain.errors import ValidationError
 
 _RANGE = "0001-01-01 and 9999-12-31"
+MAX_INT64 = 2**63 - 1  # the largest integer a 64-bit column (SQLite, PostgreSQL) holds
 
 
 def require_present(field: str, value: object) -> None:
@@ -59,6 +60,8 @@ def require_int(field: str, value: object, low: int, high: int | None = None) ->
     require_present(field, value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"{field} must be an integer")
+    if high is None and value > MAX_INT64:  # past what any store's integer column holds
+        raise ValidationError(field, f"{field} must be at most {MAX_INT64} (got {value})")
     if value < low or (high is not None and value > high):
         if high is None:
             raise ValidationError(field, f"{field} must be >= {low} (got {value})")
@@ -122,7 +125,12 @@ def _visible(text: str) -> bool:
 def epoch(ts: str, field: str = "ts") -> float:
     """Seconds since 1970 of a timestamp written by ``format_ts``."""
     try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+        moment = datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith(("Z", "z")) else ts)
+        if moment.tzinfo is None:  # a time without an offset is UTC, as parse_timestamp reads it
+            moment = moment.replace(tzinfo=timezone.utc)
+        # In UTC first: 0001-01-01 with a positive offset (9999-12-31 with a negative one) is out of range,
+        # here as in parse_timestamp, rather than a time before the documented lower bound.
+        return moment.astimezone(timezone.utc).timestamp()
     except (ValueError, OverflowError):
         # Only reached by a value that did not come through parse_timestamp: still a refusal, never a crash.
         raise ValidationError(field, f"{field} must be an ISO-8601 timestamp between {_RANGE} in UTC") from None
@@ -135,6 +143,14 @@ def optional_time(field: str, value: object) -> float | None:
     if not isinstance(value, str) or len(value) > 40:
         raise ValidationError(field, f"{field} must be an ISO-8601 date or time (e.g. 2024-05-01)")
     return epoch(value, field)
+
+
+def optional_span(since: object, until: object) -> tuple[float | None, float | None]:
+    """``since`` and ``until`` as ``optional_time`` reads them; ``until`` before ``since`` refused naming it."""
+    start, end = optional_time("since", since), optional_time("until", until)
+    if start is not None and end is not None and end < start:
+        raise ValidationError("until", f"until must not be before since (got since={since!r}, until={until!r})")
+    return start, end
 
 
 def optional_choices(field: str, value: object, allowed: tuple[str, ...]) -> list[str] | None:

@@ -67,31 +67,37 @@ class InMemoryGraph(GraphStore):
     def delete_entities(self, owner: str, names: Sequence[str], entry: AuditEntry) -> None:
         gone = set(names)
         with self._graph_lock:
-            self.graph_entities[owner] = [e for e in self.graph_entities.get(owner, []) if e.name not in gone]
-            self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, [])
-                                           if r.source not in gone and r.target not in gone]
+            entities, relations = self.graph_entities.get(owner, []), self.graph_relations.get(owner, [])
+            self.graph_entities[owner] = [e for e in entities if e.name not in gone]
+            self.graph_relations[owner] = [r for r in relations if r.source not in gone and r.target not in gone]
             self._tool_dropped(owner, lambda f: f[1] in gone if f[0] != "r"  # type: ignore[attr-defined]
                                else f[1].source in gone or f[1].target in gone)
-            self._log(entry)
+            if len(self.graph_entities[owner]) + len(self.graph_relations[owner]) < len(entities) + len(relations):
+                self._log(entry)  # deleting what is not there changes nothing, and logs nothing
 
     def delete_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]], entry: AuditEntry) -> None:
+        removed = 0
         with self._graph_lock:
             entities = self.graph_entities.get(owner, [])
             for name, contents in items:
                 for i, entity in enumerate(entities):
                     if entity.name == name:
                         kept = tuple(o for o in entity.observations if o not in set(contents))
+                        removed += len(entity.observations) - len(kept)
                         entities[i] = Entity(entity.name, entity.entity_type, kept)
                 self._tool_dropped(owner, lambda f: f[0] == "o" and f[1] == name  # type: ignore[attr-defined]
                                    and f[2] in set(contents))
-            self._log(entry)
+            if removed:
+                self._log(entry)
 
     def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None:
         gone = set(relations)
         with self._graph_lock:
-            self.graph_relations[owner] = [r for r in self.graph_relations.get(owner, []) if r not in gone]
+            held = self.graph_relations.get(owner, [])
+            self.graph_relations[owner] = [r for r in held if r not in gone]
             self._tool_dropped(owner, lambda f: f[0] == "r" and f[1] in gone)  # type: ignore[attr-defined]
-            self._log(entry)
+            if len(self.graph_relations[owner]) < len(held):
+                self._log(entry)
 
     def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,
                  limit: int | None = None) -> list[Entity]:

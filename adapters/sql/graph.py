@@ -103,35 +103,41 @@ class SqlGraph(GraphStore):
             o = graph_observations
             ids = _ids(conn, owner, names)
             drop = self._drop_evidence  # type: ignore[attr-defined]
+            removed = 0
             for part in _parts(ids):
                 drop(conn, "o", list(conn.execute(select(o.c.id).where(o.c.entity_id.in_(part))).scalars()))
                 conn.execute(delete(o).where(o.c.entity_id.in_(part)))
-                conn.execute(delete(e).where(e.c.id.in_(part)))
+                removed += conn.execute(delete(e).where(e.c.id.in_(part))).rowcount
             drop(conn, "e", ids)
             touching = or_(r.c.source.in_(list(names)), r.c.target.in_(list(names)))
             drop(conn, "r", list(conn.execute(select(r.c.id).where(r.c.owner == owner, touching)).scalars()))
-            conn.execute(delete(r).where(r.c.owner == owner, touching))
-            self._append(conn, entry)  # type: ignore[attr-defined]
+            removed += conn.execute(delete(r).where(r.c.owner == owner, touching)).rowcount
+            if removed:  # deleting what is not there changes nothing, and logs nothing
+                self._append(conn, entry)  # type: ignore[attr-defined]
 
     def delete_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]], entry: AuditEntry) -> None:
         e, o = graph_entities, graph_observations
+        removed = 0
         with self._write() as conn:  # type: ignore[attr-defined]
             for name, contents in items:
                 ids = select(e.c.id).where(e.c.owner == owner, e.c.name == name)
                 chosen = (o.c.entity_id.in_(ids), o.c.content.in_(list(contents)))
                 self._drop_evidence(conn, "o", list(conn.execute(select(o.c.id).where(*chosen)).scalars()))  # type: ignore[attr-defined]
-                conn.execute(delete(o).where(*chosen))
-            self._append(conn, entry)  # type: ignore[attr-defined]
+                removed += conn.execute(delete(o).where(*chosen)).rowcount
+            if removed:
+                self._append(conn, entry)  # type: ignore[attr-defined]
 
     def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None:
         r = graph_relations
+        removed = 0
         with self._write() as conn:  # type: ignore[attr-defined]
             for rel in relations:
                 chosen = (r.c.owner == owner, r.c.source == rel.source, r.c.target == rel.target,
                           r.c.relation_type == rel.relation_type)
                 self._drop_evidence(conn, "r", list(conn.execute(select(r.c.id).where(*chosen)).scalars()))  # type: ignore[attr-defined]
-                conn.execute(delete(r).where(*chosen))
-            self._append(conn, entry)  # type: ignore[attr-defined]
+                removed += conn.execute(delete(r).where(*chosen)).rowcount
+            if removed:
+                self._append(conn, entry)  # type: ignore[attr-defined]
 
     def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,
                  limit: int | None = None) -> list[Entity]:

@@ -25,6 +25,8 @@ def optional_text(name: str, value: object) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > MAX_FILTER:
         raise ValidationError(name, f"{name} must be text of at most {MAX_FILTER} characters")
+    if "\x00" in value:  # no stored value holds one (PostgreSQL cannot), so it could only fail
+        raise ValidationError(name, f"{name} must not contain NUL characters")
     return value
 
 

@@ -17,7 +17,7 @@ from domain.model import RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports.changes import ChangeLog
 from domain.ports.graph import DerivedGraph
-from domain.validation import optional_choices, optional_text, optional_time, require_int
+from domain.validation import optional_choices, optional_text, optional_span, require_int
 
 CURSOR = "changes"
 BATCH = 500  # log rows read at a time while a page fills
@@ -39,9 +39,7 @@ class MemoryChanges:
                  cursor: object = None, limit: object = 50) -> tuple[list[Change], str | None]:
         if since is None:
             raise ValidationError("since", "since is required: an ISO-8601 date or time (e.g. 2024-05-01)")
-        start, end = optional_time("since", since), optional_time("until", until)
-        if end is not None and start is not None and end < start:
-            raise ValidationError("until", "until must not be before since")
+        start, end = optional_span(since, until)
         chosen = optional_choices("kinds", kinds, KINDS)
         where = optional_choices("collections", collections, COLLECTIONS)
         conversation = optional_text("conversation_id", conversation_id, 100)

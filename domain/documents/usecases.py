@@ -17,7 +17,7 @@ from domain.errors import MemtroveError, NotFoundError, ValidationError
 from domain.model import ChunkSpec
 from domain.ports import ChunkerCatalog, Tokenizer
 from domain.ports.documents import DocumentStore, ItemVersion
-from domain.validation import optional_text, require_choice, require_int, require_text
+from domain.validation import MAX_INT64, optional_text, require_choice, require_int, require_text
 
 MAX_ENTRIES = 50
 DEFAULT_CLASS = {"spec": "feature_spec", "plan": "implementation_plan"}
@@ -175,7 +175,7 @@ class ReadCanonical:
 
     def version(self, project: str, canonical_key: object, version_num: object = None) -> ItemVersion:
         key = check_canonical_key(canonical_key)
-        number = None if version_num is None else require_int("versionNum", version_num, 1)
+        number = None if version_num is None else require_int("versionNum", version_num, 1, MAX_INT64)
         found = self.documents.item_version(project, canonical_item_id(project, key), number)
         if found is None:
             which = f"version {number} of " if number is not None else ""

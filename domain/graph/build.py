@@ -28,7 +28,7 @@ from domain.graph.usecases import COLLECTION
 from domain.model import RequestContext
 from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
 from domain.ports.graph import DerivedGraph, GraphStore
-from domain.validation import epoch, optional_choices, optional_time
+from domain.validation import epoch, optional_choices, optional_span, require_text
 
 BATCH = 32  # passages an extractor reads at once
 # (text, the record's ISO time, "past" or "future": which a date without a year prefers) -> an ISO date, or None
@@ -41,9 +41,9 @@ _running_lock = threading.Lock()
 def scope_of(kinds: object, source: object, since: object, until: object) -> Scope:
     given = optional_choices("kinds", kinds, KINDS)
     chosen = KINDS if given is None else tuple(k for k in KINDS if k in given)
-    if source is not None and (not isinstance(source, str) or not 1 <= len(source) <= 500):
-        raise ValidationError("source", "source must be 1-500 characters")
-    return Scope(chosen, source, optional_time("since", since), optional_time("until", until))
+    if source is not None:
+        require_text("source", source, 500, label="source")
+    return Scope(chosen, source, *optional_span(since, until))
 
 
 
@@ -195,7 +195,8 @@ class GraphStatus:
         found = self.derived.builds(owner, build_id)
         if not found:
             raise NotFoundError(f"Build not found: {build_id}" if build_id else "No build of your graph yet: "
-                                                                                "call build_graph")
+                                                                                "call build_graph",
+                                field="build_id" if build_id else None)
         build = found[0]
         with _running_lock:
             here = _running.get(owner) == build.id

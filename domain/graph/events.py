@@ -16,7 +16,7 @@ from domain.model import RequestContext
 from domain.paging import decode_cursor, encode_cursor
 from domain.ports.graph import DerivedGraph
 from domain.search.retrieve import Retriever
-from domain.validation import optional_choices, optional_text, optional_time, require_int, require_text
+from domain.validation import optional_choices, optional_text, optional_span, require_int, require_text
 
 CURSOR = "timeline"
 RECORDS = 30  # records event_search asks hybrid retrieval for
@@ -34,7 +34,7 @@ class EventSearch:
     def __call__(self, query: object, since: object = None, until: object = None, kinds: object = None,
                  limit: object = 10) -> list[Event]:
         text = require_text("query", query, 500, label="Query")
-        start, end, chosen = optional_time("since", since), optional_time("until", until), optional_choices("kinds", kinds, EVENT_KINDS)
+        (start, end), chosen = optional_span(since, until), optional_choices("kinds", kinds, EVENT_KINDS)
         count = require_int("limit", limit, 1, 50)
         context = self.identity()
         origins = found_records(self.retrieve, text, RECORDS, context)
@@ -54,7 +54,7 @@ class Timeline:
                  limit: object = 50) -> tuple[list[Event], str | None]:
         conversation = optional_text("conversation_id", conversation_id, 100)
         who = optional_text("entity", entity, 500)
-        start, end, chosen = optional_time("since", since), optional_time("until", until), optional_choices("kinds", kinds, EVENT_KINDS)
+        (start, end), chosen = optional_span(since, until), optional_choices("kinds", kinds, EVENT_KINDS)
         count = require_int("limit", limit, 1, 200)
         position = decode_cursor(cursor, CURSOR)
         if position is not None and (len(position) != 2 or not isinstance(position[1], int)):

@@ -17,7 +17,7 @@ from domain.graph.validity import ended, single_valued
 from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import DerivedGraph, GraphStore
 from domain.search.retrieve import Retriever
-from domain.validation import require_int
+from domain.validation import MAX_INT64, require_int
 
 COLLECTION = "graph"
 MAX_ITEMS = 1000  # entities, relations or observation items in one call
@@ -31,6 +31,8 @@ def _text(where: str, value: object, limit: int) -> str:
         raise ValidationError(where, f"{where} must be a string")
     if not value.strip() or len(value) > limit:
         raise ValidationError(where, f"{where} must be 1-{limit} characters (got {len(value)})")
+    if "\x00" in value:  # PostgreSQL cannot store it, and no name or observation needs it
+        raise ValidationError(where, f"{where} must not contain NUL characters")
     return value
 
 
@@ -149,7 +151,7 @@ class KnowledgeGraph:
         entities with the relations that start from them (or end at them, from a name no entity has);
         relations between two names no entity has come with the last page. Each relation is on one page.
         The next page's offset, or None."""
-        offset = require_int("offset", offset, 0)
+        offset = require_int("offset", offset, 0, MAX_INT64)
         limit = None if limit is None else require_int("limit", limit, 1, MAX_ITEMS)
         owner = self.identity().actor
         if limit is None:
@@ -162,7 +164,7 @@ class KnowledgeGraph:
         outside = sorted({r.source for r in touching if r.source not in names})
         known = {e.name for e in self.store.entities(owner, outside)} if outside else set()
         relations = [r for r in touching if r.source in names or r.source not in known]
-        if not more:
+        if not more and (entities or offset == 0):  # the last page; past the end there is nothing
             every = {e.name for e in self.store.entities(owner)}
             relations += [r for r in self.store.relations(owner) if r.source not in every and r.target not in every]
         return Graph(tuple(entities), tuple(relations)), offset + len(entities) if more else None
@@ -173,6 +175,8 @@ class KnowledgeGraph:
         text = query if isinstance(query, str) else None
         if text is None or len(text) > MAX_NAME:
             raise ValidationError("query", f"query must be a string of at most {MAX_NAME} characters")
+        if "\x00" in text:
+            raise ValidationError("query", "query must not contain NUL characters")
         context = self.identity()
         names = self.store.match_entities(context.actor, text)
         if self.retrieve is not None and self.derived is not None and text.strip():
@@ -249,7 +253,7 @@ class KnowledgeGraph:
         moved = None if self.derived is None else self.derived.unmerge(
             context.actor, name, into, self._entry("unmerge_entity", context, [name, into]))
         if moved is None:
-            raise NotFoundError(f"No merge of {name} into {into} in your graph")
+            raise NotFoundError(f"No merge of {name} into {into} in your graph", field="alias")
         return moved
 
     def _nodes(self, owner: str, names: Sequence[str]) -> Graph:

@@ -100,7 +100,13 @@ class AddMemory:
         labels, date = check_metadata(metadata)
         identity = json.dumps([labels, date, content_hash(content)], sort_keys=True)
         source_id = hashlib.sha256(identity.encode()).hexdigest()
-        result = self.ingest(IngestRequest("note", SOURCE, content, source_id=source_id, ts=date, labels=labels))
+        try:
+            result = self.ingest(IngestRequest("note", SOURCE, content, source_id=source_id, ts=date, labels=labels))
+        except ValidationError as exc:  # the ingest's own checks name its fields; this tool's are text and metadata
+            if exc.field == "content":
+                raise ValidationError("text", exc.message.replace("Content", "Text").replace("content", "text")) \
+                    from None
+            raise ValidationError("date" if exc.field == "ts" else exc.field, exc.message) from None
         job = result.job
         if job is not None:
             chunks = result.artifact.num_chunks if result.artifact is not None else 0

@@ -9,7 +9,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 
 from adapters import request_scope
-from domain.errors import MemtroveError, ValidationError
+from domain.errors import MemtroveError
 from domain.memories.validity import validity
 from domain.access.privacy import Privacy
 from domain.access.rules import NEVER, readers
@@ -22,7 +22,7 @@ def ok(structured: dict[str, Any], text: str) -> CallToolResult:
 
 def error(exc: MemtroveError) -> CallToolResult:
     detail: dict[str, Any] = {"type": exc.kind, "message": exc.message}
-    if isinstance(exc, ValidationError):
+    if exc.field is not None:  # bad input, or the argument that named a missing item
         detail["field"] = exc.field
     return CallToolResult(content=[TextContent(type="text", text=exc.message)],
                           structured_content={"error": detail}, is_error=True)

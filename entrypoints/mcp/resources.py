@@ -49,7 +49,11 @@ class MemtroveServer(MCPServer):
         if self.documents is None:
             return await super()._handle_list_resources(ctx, params)
         tools = self.documents
-        project = await anyio.to_thread.run_sync(lambda: tools.project(Context(request_context=ctx, mcp_server=self)))
+        try:
+            project = await anyio.to_thread.run_sync(
+                lambda: tools.project(Context(request_context=ctx, mcp_server=self)))
+        except MemtroveError:  # a caller outside the client's project: it sees no resources there
+            return ListResourcesResult(resources=[], next_cursor=None)
         cursor = params.cursor if params is not None else None
         offset = int(cursor) if cursor and re.fullmatch(r"[0-9]{1,9}", cursor) else 0
         store: DocumentStore = tools.runtime.app.adapters.store()
@@ -90,7 +94,7 @@ def register_resources(server: MemtroveServer, tools: ProjectTools) -> None:
     @server.resource("memtrove://items/{item_id}", name="item", mime_type=MARKDOWN,
                      description="A project item's current version, Markdown")
     async def item(item_id: str, ctx: Context) -> str:
-        project = await anyio.to_thread.run_sync(lambda: tools.project(ctx))
+        project = await anyio.to_thread.run_sync(lambda: readable(lambda: tools.project(ctx)))
         store: DocumentStore = tools.runtime.app.adapters.store()
         found = await anyio.to_thread.run_sync(lambda: store.item_version(project, item_id))
         if found is None:
@@ -100,13 +104,13 @@ def register_resources(server: MemtroveServer, tools: ProjectTools) -> None:
     @server.resource("memtrove://canonical/{+key}", name="canonical", mime_type=MARKDOWN,
                      description="A canonical document's newest version, Markdown")
     async def canonical(key: str, ctx: Context) -> str:
-        project = await anyio.to_thread.run_sync(lambda: tools.project(ctx))
+        project = await anyio.to_thread.run_sync(lambda: readable(lambda: tools.project(ctx)))
         read = tools.use(ReadCanonical)()
         return await anyio.to_thread.run_sync(lambda: readable(lambda: read.version(project, key).content))
 
     @server.resource("memtrove://section/{anchor}/{+key}", name="canonical-section", mime_type=MARKDOWN,
                      description="One section of a canonical document by its anchor, exact Markdown")
     async def section(anchor: str, key: str, ctx: Context) -> str:
-        project = await anyio.to_thread.run_sync(lambda: tools.project(ctx))
+        project = await anyio.to_thread.run_sync(lambda: readable(lambda: tools.project(ctx)))
         read = tools.use(ReadCanonical)()
         return await anyio.to_thread.run_sync(lambda: readable(lambda: read.section(project, key, anchor)[2]))

@@ -9,7 +9,7 @@ from mcp.types import CallToolResult, TextContent
 
 from domain.artifacts.input import IngestRequest
 from domain.chunking import content_hash
-from domain.errors import MemtroveError, ValidationError
+from domain.errors import MemtroveError
 from domain.model import ArtifactChunk
 from domain.sessions.scope import (SessionMemory, chunk_type, header_path, heading_line, heading_of, section_level,
                                    session_label)
@@ -28,7 +28,7 @@ def failure(exc: MemtroveError, fields: dict[str, Any] | None = None) -> CallToo
     result ``fields`` at None or their defaults (spec 001's error response); isError set."""
     body: dict[str, Any] = {**(fields or {}), "success": False, "error": ERROR_TYPES.get(exc.kind, "MemoryError"),
                             "message": exc.message}
-    if isinstance(exc, ValidationError):
+    if exc.field is not None:
         body["field"] = exc.field
     return CallToolResult(content=[TextContent(type="text", text=f"{body['error']}: {exc.message}")],
                           structured_content=body, is_error=True)

@@ -11,7 +11,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from domain.errors import MemtroveError, ValidationError
+from domain.errors import MemtroveError
 from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.model import Evidence, GraphBuild, Relation
 from domain.graph.usecases import KnowledgeGraph
@@ -27,7 +27,7 @@ GRAPH_NAME = "memtrove (a knowledge graph per caller, the graph toolset; hybrid 
 def failure(exc: MemtroveError) -> CallToolResult:
     """``status: error`` with the message (and the field, for bad input); isError set."""
     body: dict[str, Any] = {"status": "error", "error": exc.message}
-    if isinstance(exc, ValidationError):
+    if exc.field is not None:
         body["field"] = exc.field
     return CallToolResult(content=[TextContent(type="text", text=f"Error: {exc.message}")], structured_content=body,
                           is_error=True)
