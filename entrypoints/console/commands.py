@@ -112,7 +112,7 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
             return summary.as_dict(), summary.text()
         if args.command == "search":
             return await answer(client, "hybrid_search", query=args.query, mode=args.mode, limit=args.limit,
-                                filters=filters(args.filter) or None, include_history=True)
+                                filters=filters(args.filter) or None, include_memory=True, include_history=True)
         if args.command == "list":
             if args.kind == "artifacts":
                 return await answer(client, "artifact_list", artifact_type=args.type, limit=args.limit,

@@ -113,6 +113,8 @@ def test_commands_read_change_and_delete_what_an_agent_stored(data_dir: Path, en
         assert "and page the on-call." in shown  # whole, not a snippet
         thread = cli(data_dir, env, "show", "standup").stdout
         assert "harbour release on Friday" in thread
+        found = as_json(data_dir, env, "search", "rollback with deploy undo and page the on-call")
+        assert memory_id in [h["id"] for h in found["results"]], found  # memories are searched too
         hits = as_json(data_dir, env, "search", "harbour release", "--filter", "conversation_id=standup")
         assert hits["results"] and hits["results"][0]["type"] == "history", hits
         stats = as_json(data_dir, env, "stats")
