@@ -230,7 +230,10 @@ class MemoryHistory:
         chain = [start]
         for step in ("supersedes", "superseded_by"):
             at = start
-            while (next_id := getattr(at, step)) and len(chain) < MAX_HISTORY:
+            # A repeat ends the walk: links that loop back (a store written before imports checked them)
+            # would otherwise list the same versions over and over.
+            while (next_id := getattr(at, step)) and len(chain) < MAX_HISTORY \
+                    and all(m.id != next_id for m in chain):
                 found = self._seen(next_id, context, now)
                 if found is None:
                     break
