@@ -14,10 +14,16 @@ from sqlalchemy.engine import Connection
 
 from adapters.sql.base import metadata
 from domain.access.rules import ACL_PREFIX
+from domain.memories.validity import END, START
 from domain.model import LABEL_KEYS, TAG_PREFIX, TAGS, LexicalMatch
 from domain.ports import Filter
 
-COLLECTIONS = ("memory", "history", "artifact", "chunk")
+# Memory versions with an end (superseded, or ended by an import) have an index of their own, so that a
+# long history does not weigh in how current memories rank by their words (BM25's document frequencies
+# and lengths are those of one index); a memory search asks both, held to the time asked.
+PAST = "memory_past"
+MEMORY_INDEXES = ("memory", PAST)
+COLLECTIONS = ("memory", PAST, "history", "artifact", "chunk")
 # The most records one lexical query may score. Ranking by BM25 means scoring every record that
 # holds any query word; past this budget the commonest words (the least weighty) are left out, and
 # when every word is that common, only the newest records holding them are scored (``newest``).
@@ -50,7 +56,7 @@ class Doc(NamedTuple):
 # How each collection's entries join the rows that carry its filter fields (alias ``b``).
 _JOINS = {
     "memory": ("memories b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "confidence", "type",
-                                                    "sensitivity", "expires_epoch")),
+                                                    "sensitivity", "expires_epoch", START, END)),
     "history": ("turns b ON b.id = d.record_id", ("conversation_id", "ts_epoch", "sensitivity", "expires_epoch")),
     # A committed version, or a new artifact's first one written words_first (its vectors still to come).
     "artifact": ("artifacts b ON b.artifact_id = d.owner AND b.version = d.version "
@@ -58,6 +64,7 @@ _JOINS = {
                  ("artifact_type", "source_system", "sensitivity", "visibility_scope", "ts_epoch", "expires_epoch")),
 }
 _JOINS["chunk"] = _JOINS["artifact"]
+_JOINS[PAST] = _JOINS["memory"]
 
 
 def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -> tuple[str, dict[str, Any]]:

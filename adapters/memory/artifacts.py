@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from domain.ids import record_of
 from domain.access.rules import access_metadata
+from domain.memories.validity import END, ended, interval_metadata
 from domain.model import (Artifact, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
                           label_fields)
 from domain.ports import ArtifactStore, Filter, LexicalIndex
@@ -166,7 +167,7 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
                        where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
         if collection != "history":
-            return bm25(filtered(self._records(collection), where), words, limit)
+            return bm25(filtered(self._records(collection, where), where), words, limit)
         contexts: dict[str, str] = {}
         for conversation in {t.conversation_id for t in self.turns.values()}:
             contexts.update(turn_contexts([(t.id, t.turn_index, t.content, audience(t)) for t in self.turns.values()
@@ -176,13 +177,14 @@ class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
                      where: Filter | None = None) -> list[LexicalMatch]:
-        return substrings(filtered(self._records(collection), where), tokens, limit)
+        return substrings(filtered(self._records(collection, where), where), tokens, limit)
 
-    def _records(self, collection: str) -> list[tuple[str, str, dict[str, Any]]]:
-        if collection == "memory":
+    def _records(self, collection: str, where: Filter | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+        if collection == "memory":  # versions with an end only to a search that asks for a time (as SQL)
             return [(m.id, m.content, {"conversation_id": m.conversation_id, "ts_epoch": epoch(m.ts),
-                                       "confidence": m.confidence, "type": m.type, **access_metadata(m)})
-                    for m in self.memories.values()]
+                                       "confidence": m.confidence, "type": m.type, **interval_metadata(m),
+                                       **access_metadata(m)})
+                    for m in self.memories.values() if END in (where or {}) or not ended(m)]
         if collection == "history":
             return [(t.id, t.content, {"conversation_id": t.conversation_id, "ts_epoch": epoch(t.ts),
                                        **access_metadata(t)}) for t in self.turns.values()]

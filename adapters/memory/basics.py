@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from adapters.memory.outbox import InMemoryVectorOutbox
 from adapters.vectors.similarity import cosine, matches
 from domain.errors import StorageError
+from domain.memories.validity import interval_metadata
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn, Vector, VectorMatch, VectorRecord
 from domain.ports import AuditLog, Embedder, Filter, MetadataStore, Tokenizer, VectorIndex
 from domain.validation import epoch
@@ -169,7 +170,14 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
             return "superseded"
         if memory.id in self.memories:  # as the SQL store's primary key: nothing written
             raise StorageError(f"Failed to write the metadata store: memory {memory.id} exists")
-        self.memories[old.id] = replace(old, valid_to=memory.valid_from or memory.ts, superseded_by=memory.id)
+        ended = replace(old, valid_to=memory.valid_from or memory.ts, superseded_by=memory.id)
+        self.memories[old.id] = ended
+        # Its vectors say when it held, as its row does: the index is asked for that interval.
+        kept = [(replace(r, metadata={**r.metadata, **interval_metadata(ended)}), pending)
+                for r, pending in self.stored.get(("memory", old.id), {}).values()]
+        for record, pending in kept:
+            self._put("memory", old.id, [record], pending)
+        self._queue(["memory"], old.id)
         self.add_memory(memory, entry, vectors)
         return None
 

@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import create_engine, delete, event, insert, select, update
+from sqlalchemy import create_engine, delete, event, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters.lexical.fts import Doc, LexicalBackend
+from adapters.lexical.fts import MEMORY_INDEXES, Doc, LexicalBackend
 from adapters.lexical.sqlite import SqliteFts5
 from adapters.sql.base import metadata
 from adapters.sql.graph_derived import forget_records
@@ -21,9 +21,13 @@ from adapters.sql.tables import (  # noqa: F401 - the tables' home; artifacts an
     VALIDITY, _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns,
     add_validity_columns, audit, memories, put_meta, store_meta, turns,
 )
+from adapters.sql.memory_validity import (
+    add_interval_columns, end_memory, search_both, split_words, upgrade as upgrade_intervals, word_index, word_rows,
+)
 from adapters.sql.vector_migrations import backfill_access, migrate_vector_tables
 from adapters.sql.vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
 from domain.errors import StorageError
+from domain.memories.validity import interval_metadata
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
 from domain.validation import epoch
@@ -77,6 +81,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
             if conn.execute(select(store_meta.c.value).where(store_meta.c.key == "access_keys")).scalar() is None:
                 backfill_access(conn)
                 put_meta(conn, "access_keys", "1")
+            upgrade_intervals(conn)
 
     def _migrate(self, conn: Connection) -> None:
         """Bring tables created by an older release up to date (subclasses add their own steps):
@@ -85,6 +90,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         add_access_columns(conn, "turns", privacy=True)
         migrate_vector_tables(conn)
         add_validity_columns(conn)
+        add_interval_columns(conn)
 
     def _prepare_lexical(self) -> None:
         """Create the text index; (re)build it from the rows when it is new or of an older version."""
@@ -98,21 +104,26 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
             if built != INDEX_VERSION:
                 self._lexical.rebuild(conn, self._lexical_rows(conn))
                 put_meta(conn, "lexical_index", INDEX_VERSION)
+            split_words(conn, self._lexical, rebuilt=built != INDEX_VERSION)
 
     def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
-        for record_id, content in conn.execute(select(memories.c.id, memories.c.content)):
-            yield "memory", Doc(record_id, None, None, content)
+        yield from word_rows(conn)
         yield from turn_docs(conn)
 
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
                        where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
         with self._read() as conn:
-            return self._lexical.search(conn, collection, words, limit, where, context_weight)
+            if collection != "memory":
+                return self._lexical.search(conn, collection, words, limit, where, context_weight)
+            return search_both(lambda c: self._lexical.search(conn, c, words, limit, where, context_weight), limit,
+                               where)
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
                      where: Filter | None = None) -> list[LexicalMatch]:
         with self._read() as conn:
-            return self._lexical.exact(conn, collection, tokens, limit, where)
+            if collection != "memory":
+                return self._lexical.exact(conn, collection, tokens, limit, where)
+            return search_both(lambda c: self._lexical.exact(conn, c, tokens, limit, where), limit, where)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -136,7 +147,8 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         with self._write() as conn:
             if not conn.execute(delete(memories).where(memories.c.id == memory.id)).rowcount:
                 return False
-            self._lexical.unindex_records(conn, "memory", [memory.id])
+            for index in MEMORY_INDEXES:
+                self._lexical.unindex_records(conn, index, [memory.id])
             drop_vectors(conn, ["memory"], memory.id)
             forget_records(conn, "memory", [memory.id])  # its graph facts: read again by the next build
             self._insert_memory(conn, memory, entry, vectors)
@@ -148,24 +160,19 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
             id=memory.id, content=memory.content, type=memory.type, confidence=memory.confidence,
             ts=memory.ts, ts_epoch=epoch(memory.ts), conversation_id=memory.conversation_id,
             token_count=memory.token_count, **_profile_values(memory.profile), **access_values(memory),
-            **{name: getattr(memory, name) for name in VALIDITY}))
-        self._lexical.index(conn, "memory", [Doc(memory.id, None, None, memory.content)])
+            **{name: getattr(memory, name) for name in VALIDITY}, **interval_metadata(memory)))
+        self._lexical.index(conn, word_index(memory), [Doc(memory.id, None, None, memory.content)])
         put_vectors(conn, "memory", memory.id, vectors)
         queue(conn, ["memory"], memory.id)
         self._append(conn, entry)
 
     def supersede_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> str | None:
-        m = memories.c
         with self._write() as conn:
-            old = conn.execute(select(m.superseded_by).where(m.id == memory.supersedes)).first()
-            if old is None:
-                return "missing"
-            if old[0] is not None:
-                return "superseded"
-            conn.execute(update(memories).where(m.id == memory.supersedes).values(
-                valid_to=memory.valid_from or memory.ts, superseded_by=memory.id))
-            self._insert_memory(conn, memory, entry, vectors)
-        return None
+            refused = end_memory(conn, self._lexical, memory.supersedes or "", memory.valid_from or memory.ts,
+                                 memory.id)
+            if refused is None:
+                self._insert_memory(conn, memory, entry, vectors)
+        return refused
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         if not ids:
@@ -188,7 +195,8 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         with self._write() as conn:
             gone = conn.execute(delete(memories).where(memories.c.id == memory_id)).rowcount
             if gone:
-                self._lexical.unindex_records(conn, "memory", [memory_id])
+                for index in MEMORY_INDEXES:
+                    self._lexical.unindex_records(conn, index, [memory_id])
                 drop_vectors(conn, ["memory"], memory_id)
                 forget_records(conn, "memory", [memory_id])
                 queue(conn, ["memory"], memory_id)

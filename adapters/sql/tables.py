@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from adapters.sql.base import metadata
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import NEVER
-from domain.memories.validity import FIELDS
+from domain.memories.validity import END, FIELDS, START
 from domain.model import ArtifactChunk, EmbeddingProfile, Memory, Turn
 
 LOCAL_ACL = json.dumps([f"u:{LOCAL_USER}"])
@@ -107,6 +107,8 @@ memories = Table(
     *_profile_columns(),
     *access_columns(privacy=True),
     *(Column(name, String(160), nullable=True) for name in VALIDITY),
+    # Its interval in epoch seconds (the end 9e15 while it holds still), for the lexical index's filter.
+    Column(START, Float), Column(END, Float),
 )
 
 turns = Table(

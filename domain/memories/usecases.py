@@ -14,7 +14,7 @@ from domain.errors import NotFoundError, ValidationError
 from domain.ids import MEMORY_ID, new_memory_id
 from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import MEMORY_TYPES, EmbeddingProfile, Hit, Memory, RequestContext
-from domain.memories.validity import validity
+from domain.memories.validity import interval, interval_metadata, validity
 from domain.pieces import Piece
 from domain.ports import Embedder, MetadataStore, PrivacyPolicy, Tokenizer
 from domain.common import Clock, apply_policies, audit, check_change, denied, embed_pieces, utc_now
@@ -37,7 +37,7 @@ class StoreMemoryRequest:
 def memory_metadata(memory: Memory) -> dict[str, object]:
     """What a memory's vectors carry for filters inside the vector index."""
     return {"type": memory.type, "confidence": memory.confidence, "conversation_id": memory.conversation_id or "",
-            "ts_epoch": epoch(memory.ts), **access_metadata(memory)}
+            "ts_epoch": epoch(memory.ts), **interval_metadata(memory), **access_metadata(memory)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,8 @@ class StoreMemory:
         context = self.identity()
         access = request.privacy.written(context, epoch(ts), epoch(stamp))
         valid_from = request.valid_from if optional_time("valid_from", request.valid_from) is not None else None
-        supersedes = self._superseded(request.supersedes, context, stamp)
+        replaced = self._superseded(request.supersedes, context, stamp)
+        supersedes = replaced.id if replaced is not None else None
         memory = Memory(
             id=memory_id, content=content, type=kind, confidence=confidence,
             ts=ts, conversation_id=conversation_id,
@@ -77,6 +78,8 @@ class StoreMemory:
         )
         if kept:
             memory = replace(memory, **_kept(kept))
+        if replaced is not None:
+            _after(memory, replaced)
         if check_only:
             return memory
         pieces = self.split(content)
@@ -94,24 +97,36 @@ class StoreMemory:
                                                 "that replaced it (memory_history lists them)")
         return memory
 
-    def _superseded(self, memory_id: str | None, context: RequestContext, stamp: str) -> str | None:
-        """The memory a new one replaces, checked: it exists, the caller may change it, it holds still."""
+    def _superseded(self, memory_id: str | None, context: RequestContext, stamp: str) -> Memory | None:
+        """The memory a new one replaces, checked: it exists, the caller may change it, it has no successor."""
         if memory_id is None:
             return None
         require_id("supersedes", memory_id, "mem_", MEMORY_ID, "32 hex characters")
         found = self.store.get_memories([memory_id]).get(memory_id)
         check_change(self.store, context, found, "supersede", COLLECTION, memory_id, "Memory", "supersedes",
                      stamp, epoch(stamp))
-        if found is not None and found.superseded_by is not None:
+        if found is None:
+            raise NotFoundError(f"Memory {memory_id} not found")
+        if found.superseded_by is not None:
             raise ValidationError("supersedes", f"Memory {memory_id} is already superseded by {found.superseded_by}: "
                                                 "supersede that one")
-        return memory_id
+        return found
 
 
+def _after(memory: Memory, replaced: Memory) -> None:
+    """A new version begins no earlier than the one it replaces: that one ends where this one begins, and
+    an end before its start would leave it an interval that is not one (and two versions holding at once)."""
+    begins, old_begins = memory.valid_from or memory.ts, replaced.valid_from or replaced.ts
+    if interval(memory)[0] < interval(replaced)[0]:
+        said = "valid_from" if memory.valid_from else "valid_from (not given: when it is stored)"
+        raise ValidationError("valid_from", f"{said} {begins} is before {old_begins}, when memory {replaced.id} that "
+                                            "it supersedes begins to hold: a version cannot end before it begins. "
+                                            f"Give valid_from at or after {old_begins}")
 
 
 def _kept(kept: dict[str, str]) -> dict[str, str]:
-    """An imported memory's valid time, checked: times for valid_from/valid_to, memory ids for the links."""
+    """An imported memory's valid time, checked: times for valid_from/valid_to, memory ids for the links (an
+    import's links as a whole: domain/transfer/links.py)."""
     for name, value in kept.items():
         if name in ("valid_from", "valid_to"):
             optional_time(name, value)

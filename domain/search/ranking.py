@@ -119,7 +119,7 @@ class Ranker:
 
         if collection == "memory":
             return {i: (None, partial(memory_hit, m)) for i, m in self.store.get_memories(ids).items()
-                    if holds(m, context.as_of) and seen(m)}  # a superseded memory: only "as of" its time
+                    if holds(m, context.as_of, now) and seen(m)}  # the indexes asked the same: a stale entry
         if collection == "history":
             return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()
                     if seen(t)}

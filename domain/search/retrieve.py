@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from domain.access.principal import Identity
 from domain.access.rules import restrict
+from domain.memories.validity import holding
 
 from domain.search.lexical import LexicalQuery, analyse
 from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
@@ -63,8 +64,11 @@ class Retriever:
         context = context or self.identity()
         # What the caller may see, inside every index query (a search fills its limit with it).
         now = self.now()
-        own = dict(wheres)
-        wheres = {c: w for c, where in wheres.items() if (w := restrict(where, context, now)) is not None}
+        # Memories that hold at the time asked (now, or as of), inside every index query: the versions
+        # that do not (a long history, a future one) never take the places of those that do.
+        moment = now if context.as_of is None else context.as_of
+        own = {c: {**(where or {}), **holding(moment)} if c == "memory" else where for c, where in wheres.items()}
+        wheres = {c: w for c, where in own.items() if (w := restrict(where, context, now)) is not None}
         if not wheres:
             return []
         cheap = getattr(self.ranker.vectors, "filters_cheaply", True)
