@@ -16,11 +16,12 @@ import anyio
 from config.settings import Settings
 from domain.errors import MemtroveError, ValidationError
 from domain.model import ARTIFACT_TYPES, MEMORY_TYPES
-from entrypoints.console.connection import answer, connected
+from entrypoints.console.connection import CommandFailed, answer, connected
 from entrypoints.console.importers import FORMATS as FOREIGN
 from entrypoints.fatal import say_fatal
 
 COMMANDS = ("ingest", "search", "list", "show", "delete", "stats", "export", "import")
+POSITIONAL = ("path", "paths", "id", "query")  # arguments without an option name to show
 MODES = ("hybrid", "vector", "lexical")
 
 
@@ -86,7 +87,9 @@ def run_command(settings: Settings, args: argparse.Namespace) -> int:
         if exc is None:
             raise
         if isinstance(exc, ValidationError):
-            say_fatal(f"{exc.field}: {exc.message}" if exc.field not in exc.message else exc.message)
+            # An option's name helps find it; a positional argument's message names its value itself.
+            named = exc.field in exc.message or exc.field in POSITIONAL
+            say_fatal(exc.message if named else f"{exc.field}: {exc.message}")
             return 2
         say_fatal(exc.message)
         return 1
@@ -115,9 +118,11 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
                                 filters=filters(args.filter) or None, include_memory=True, include_history=True)
         if args.command == "list":
             if args.kind == "artifacts":
-                return await answer(client, "artifact_list", artifact_type=args.type, limit=args.limit,
-                                    source_system=args.source_system, cursor=args.cursor)
-            return await answer(client, "memory_list", type=args.type, limit=args.limit, cursor=args.cursor)
+                listed = await answer(client, "artifact_list", artifact_type=args.type, limit=args.limit,
+                                      source_system=args.source_system, cursor=args.cursor)
+            else:
+                listed = await answer(client, "memory_list", type=args.type, limit=args.limit, cursor=args.cursor)
+            return listed[0], listing_text(listed, args)
         if args.command == "show":
             if args.id.startswith("mem_"):
                 return await answer(client, "memory_get", memory_id=args.id)
@@ -140,8 +145,9 @@ async def _dispatch(settings: Settings, args: argparse.Namespace) -> tuple[dict[
                     return await export(client, args.path, Progress(quiet=args.json), args.format == "markdown")
                 return await restore(client, args.path, Progress(quiet=args.json), args.origin)
             except OSError as exc:  # a folder missing, no permission, a full disk
-                raise ValidationError("PATH", f"{exc.filename or args.path}: {exc.strerror or exc}") from None
-        return await answer(client, "store_stats")
+                raise ValidationError("path", path_problem(args.command, args.path, exc)) from None
+        stats, _ = await answer(client, "store_stats")
+        return stats, stats_text(stats)
 
 
 async def conversation(client: Any, conversation_id: str) -> tuple[dict[str, Any], str]:
@@ -154,9 +160,10 @@ async def conversation(client: Any, conversation_id: str) -> tuple[dict[str, Any
         cursor = page.get("next_cursor")
         if not cursor:
             break
+    if not turns:  # another caller's conversation reads as a missing one, and so does an unknown id
+        raise CommandFailed(f"no conversation {conversation_id!r} that you may read")
     text = "\n".join(f"[{t['turn_index']}] {t['role']}: {t['content']}" for t in turns)
-    return {"conversation_id": conversation_id, "count": len(turns), "turns": turns}, \
-        text or f"No turns in {conversation_id}."
+    return {"conversation_id": conversation_id, "count": len(turns), "turns": turns}, text
 
 
 def first_error(raised: BaseException) -> MemtroveError | None:
@@ -168,6 +175,52 @@ def first_error(raised: BaseException) -> MemtroveError | None:
             if (found := first_error(inner)) is not None:
                 return found
     return None
+
+
+def listing_text(listed: tuple[dict[str, Any], str], args: argparse.Namespace) -> str:
+    """A list tool's text, its "call again with cursor=" said as this command's own option."""
+    structured, text = listed
+    cursor = structured.get("next_cursor")
+    lines = [line for line in text.splitlines() if "cursor=" not in line]
+    if cursor:
+        kind = " artifacts" if args.kind == "artifacts" else ""
+        lines.append(f"More: memtrove list{kind} --cursor {cursor}")
+    return "\n".join(lines)
+
+
+def stats_text(stats: dict[str, Any]) -> str:
+    """``memtrove stats`` for people: what is stored, how big, and the embedding's health."""
+    memories = stats.get("memories", {})
+    artifacts = stats.get("artifacts", {})
+    embedding = stats.get("embedding", {})
+    lines = [f"memories:      {sum(memories.values())}" + (f" ({', '.join(f'{n} {k}' for k, n in memories.items())})"
+                                                         if memories else ""),
+             f"conversations: {stats.get('conversations', 0)} ({stats.get('turns', 0)} turns)",
+             f"artifacts:     {sum(artifacts.get('by_type', {}).values())}"
+             + (f" ({', '.join(f'{n} {k}' for k, n in artifacts['by_type'].items())})" if artifacts.get("by_type")
+                else "") + f", {stats.get('chunks', 0)} chunks",
+             f"oldest/newest: {stats.get('oldest') or '-'} / {stats.get('newest') or '-'}"]
+    if "database_bytes" in stats:
+        lines.append(f"on disk:       {megabytes(stats['database_bytes'])} database, "
+                     f"{megabytes(stats.get('data_dir_bytes', 0))} data dir")
+    if embedding:
+        lines.append(f"embedding:     {embedding.get('provider')} {embedding.get('model')} "
+                     f"({embedding.get('dimensions')} dimensions), {embedding.get('api_status', 'unknown')}")
+    return "\n".join(lines)
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def path_problem(command: str, path: str, exc: OSError) -> str:
+    """Why ``path`` could not be written or read, naming the user's path (never a temporary file's)."""
+    reason = exc.strerror or str(exc)
+    target = os.path.abspath(path)
+    if command == "export" and not os.path.isdir(os.path.dirname(target)):
+        return f"cannot write {path}: its folder {os.path.dirname(target)} does not exist"
+    verb = "write" if command == "export" else "read"
+    return f"cannot {verb} {path}: {reason}"
 
 
 def filters(pairs: list[str]) -> dict[str, Any]:

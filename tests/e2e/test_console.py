@@ -6,6 +6,7 @@ bad usage exits 2, a refusal 1; a data dir served over HTTP is reached through i
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -133,7 +134,25 @@ def test_bad_usage_exits_2_and_a_refusal_1(tmp_path: Path, data_dir: Path, env: 
     assert "invalid choice" in cli(data_dir, env, "list", "everything", code=2).stderr
     assert "not found" in cli(data_dir, env, "show", "art_" + "0" * 32, code=1).stderr
     assert "a memory id (mem_...) or an artifact id" in cli(data_dir, env, "delete", "standup", code=2).stderr
+    unknown = cli(data_dir, env, "show", "no-such-conversation", code=1)
+    assert "no conversation 'no-such-conversation'" in unknown.stderr and unknown.stdout == ""
+    nowhere = cli(data_dir, env, "export", str(tmp_path / "gone" / "out.jsonl"), code=2).stderr
+    assert f"its folder {tmp_path / 'gone'} does not exist" in nowhere, nowhere
+    assert "PATH" not in nowhere and ".out.jsonl." not in nowhere  # no temporary file, no metavar
     assert as_json(data_dir, env, "stats")["artifacts"] == {"by_type": {}, "by_source": {}}  # nothing changed
+
+
+def test_stats_and_list_speak_to_people(data_dir: Path, env: dict[str, str]) -> None:
+    with blocking(stdio_session(data_dir, env)) as agent:
+        for n in range(3):
+            agent.call("memory_store", {"content": f"Listed fact number {n}", "type": "fact", "confidence": 0.5})
+    stats = cli(data_dir, env, "stats").stdout
+    assert "memories:      3 (3 fact)" in stats and "{" not in stats, stats  # not the JSON answer
+    listed = cli(data_dir, env, "list", "--limit", "2").stdout
+    cursor = re.search(r"More: memtrove list --cursor (\S+)", listed)
+    assert cursor and "cursor=" not in listed, listed
+    rest = cli(data_dir, env, "list", "--limit", "2", "--cursor", cursor.group(1)).stdout
+    assert "Listed fact number" in rest and "More:" not in rest, rest
 
 
 def test_a_killed_ingest_goes_on_where_it_stopped(tmp_path: Path, data_dir: Path, env: dict[str, str],
