@@ -1,4 +1,5 @@
-"""``memtrove doctor``: does the vector index hold what the store holds; ``--rebuild-vectors`` makes it so."""
+"""``memtrove doctor``: does the vector index hold what the store holds (``--rebuild-vectors`` makes it so);
+which tokens the upgrade to least privilege narrowed to no project."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import contextlib
 import time
 
 from config.settings import Settings
+from domain.access.tokens import narrowed
+from domain.ports.identity import TokenStore
 from domain.upkeep.vector_sync import COLLECTIONS
 from entrypoints.runtime import Runtime
 from entrypoints.shared import data_dir_of, holding, uses_data_dir
@@ -53,4 +56,15 @@ def report(runtime: Runtime) -> int:
     print(f"open ingest jobs: {len(jobs)}; queued index work: {'none' if store.oldest_queued() is None else 'some'}")
     if not healthy:
         print("the index differs from the store: run `memtrove doctor --rebuild-vectors`")
+    warn_narrowed(store)
     return 0 if healthy else 1
+
+
+def warn_narrowed(store: TokenStore) -> None:
+    """A warning per live token that reached every project only for being made without --project, and
+    reaches none since the upgrade (a warning: the store is healthy, a client may have lost access)."""
+    for info in narrowed(store.list_tokens()):
+        label = f", {info.label!r}" if info.label else ""
+        print(f"warning: token {info.token_id} (user {info.principal.user_id}{label}) was made without --project "
+              f"and reached every project; since {info.narrowed_at} it reaches none (least privilege). Grant "
+              f"what it needs: `memtrove token grant {info.token_id} --project NAME` (or --project '*')")

@@ -1,6 +1,7 @@
-"""``memtrove token create|list|revoke``: the bearer tokens HTTP clients present, each naming a principal.
+"""``memtrove token create|list|grant|revoke``: the bearer tokens HTTP clients present, each naming a principal.
 
-Only a hash of each secret is stored; the secret is printed once, at creation. A revoked token is
+A token reaches no project (documents, project searches, restore bundles) unless given one with
+--project (repeatable; ``'*'``: every project); ``grant`` opens more projects to a live token. Only a hash of each secret is stored; the secret is printed once, at creation. A revoked token is
 refused from the next request on. It runs beside a running server: it opens only the SQL store (no
 vector index, no embedder, no data dir lock), and SQLite takes its one short write in turn (WAL).
 """
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 
 from config.settings import Settings
 from domain.access.principal import SENSITIVITIES, Principal
-from domain.access.tokens import CreateToken, ListTokens, RevokeToken
+from domain.access.tokens import CreateToken, GrantProjects, ListTokens, RevokeToken, project_names
 from domain.errors import NotFoundError, ValidationError
 from domain.ports.identity import TokenInfo, TokenStore
 
@@ -35,11 +36,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     create.add_argument("--org", default=None, help="the principal's organisation")
     # Checked by the domain, not by argparse `choices`: a bad value is then one line naming the field.
     create.add_argument("--clearance", default="normal", help=f"one of {', '.join(SENSITIVITIES)} (default normal)")
-    create.add_argument("--project", action="append", default=None,
-                        help="a project the token may work in (repeatable; default: every project)")
+    create.add_argument("--project", action="append", default=[],
+                        help="a project the token may work in (repeatable; '*': every project; default: none)")
     create.add_argument("--label", default=None, help="what the token is for")
     listing = actions.add_parser("list", help="every token, revoked ones too (never a secret)")
     listing.add_argument("--json", action="store_true", help="a JSON array of the tokens")
+    grant = actions.add_parser("grant", help="open more projects to a live token, from its next request on")
+    grant.add_argument("token_id", metavar="TOKEN_ID")
+    grant.add_argument("--project", action="append", required=True,
+                       help="a project the token may work in too (repeatable; '*': every project)")
     revoke = actions.add_parser("revoke", help="revoke a token: refused from the next request on")
     revoke.add_argument("token_id", metavar="TOKEN_ID")
 
@@ -72,11 +77,16 @@ def run_token(settings: Settings, args: argparse.Namespace) -> int:
 
 def _run(store: TokenStore, args: argparse.Namespace) -> int:
     if args.action == "create":
-        principal = Principal(args.user, tuple(args.team), args.org, args.clearance,
-                              None if args.project is None else tuple(args.project))
+        principal = Principal(args.user, tuple(args.team), args.org, args.clearance, project_names(args.project))
         issued = CreateToken(store)(principal, args.label)
         print(f"token_id: {issued.token_id}\nsecret:   {issued.secret}")
         print("Keep the secret now: memtrove stores only its hash and cannot show it again.", file=sys.stderr)
+        if principal.projects == ():
+            print("It reaches no project: give --project NAME (or '*') to open projects to it, or later "
+                  f"`memtrove token grant {issued.token_id} --project NAME`.", file=sys.stderr)
+    elif args.action == "grant":
+        info = GrantProjects(store)(args.token_id, args.project)
+        print(f"{info.token_id} reaches {projects_shown(info.principal.projects)}")
     elif args.action == "revoke":
         RevokeToken(store)(args.token_id)
         print(f"revoked {args.token_id}")
@@ -91,17 +101,28 @@ def shown(info: TokenInfo) -> dict[str, object]:
     p = info.principal
     return {"token_id": info.token_id, "user": p.user_id, "teams": list(p.teams), "org": p.org,
             "clearance": p.clearance, "projects": None if p.projects is None else list(p.projects),
-            "label": info.label, "created_at": info.created_at, "revoked_at": info.revoked_at}
+            "label": info.label, "created_at": info.created_at, "revoked_at": info.revoked_at,
+            "narrowed_at": info.narrowed_at}
+
+
+def projects_shown(projects: tuple[str, ...] | None) -> str:
+    if projects is None:
+        return "every project"
+    if not projects:
+        return "no project"
+    return ("project " if len(projects) == 1 else "projects ") + ", ".join(projects)
 
 
 def table(infos: list[TokenInfo]) -> str:
-    """One line per token under a header, columns aligned; ``-`` for nothing, ``*`` for every project."""
+    """One line per token under a header, columns aligned; ``-`` for nothing, ``*`` for every project
+    (``-(narrowed)``: no project since the upgrade to least privilege, see `memtrove doctor`)."""
     if not infos:
         return "no tokens (create one with `memtrove token create --user USER`)"
     header = ("ID", "USER", "TEAMS", "ORG", "CLEARANCE", "PROJECTS", "LABEL", "CREATED", "REVOKED")
     rows = [header] + [(i.token_id, i.principal.user_id, ",".join(i.principal.teams) or "-", i.principal.org or "-",
                         i.principal.clearance,
-                        "*" if i.principal.projects is None else ",".join(i.principal.projects) or "-",
+                        "*" if i.principal.projects is None else ",".join(i.principal.projects)
+                        or ("-(narrowed)" if i.narrowed_at else "-"),
                         " ".join((i.label or "-").split()), i.created_at, i.revoked_at or "-") for i in infos]
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)

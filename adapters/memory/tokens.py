@@ -52,3 +52,13 @@ class InMemoryTokens(TokenStore):
                 return False
             self.tokens[token_id] = (replace(kept[0], revoked_at=revoked_at), kept[1])
             return True
+
+    def set_token_projects(self, token_id: str, projects: tuple[str, ...] | None) -> bool:
+        with self._tokens_lock:
+            kept = self.tokens.get(token_id)
+            if kept is None or kept[0].revoked_at is not None:
+                return False
+            info = kept[0]
+            self.tokens[token_id] = (replace(info, principal=replace(info.principal, projects=projects),
+                                             narrowed_at=None), kept[1])
+            return True

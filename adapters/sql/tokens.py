@@ -8,12 +8,15 @@ Its table joins the shared MetaData, created when the store starts.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from sqlalchemy import Column, Connection, String, Table, Text, inspect, insert, select, text, update
 
 from adapters.sql.base import metadata
+from adapters.sql.tables import put_meta, store_meta
 from domain.access.principal import Principal
+from domain.common import utc_now
 from domain.ports.identity import TokenInfo, TokenStore
 
 api_tokens = Table(
@@ -28,7 +31,9 @@ api_tokens = Table(
     Column("label", String(200)),
     Column("created_at", String(40), nullable=False),
     Column("revoked_at", String(40)),
+    Column("narrowed_at", String(40)),  # when the upgrade to least privilege took its every-project access
 )
+NARROWED = "token_projects"  # store_meta: the upgrade that narrowed project-less tokens ran (its time)
 
 _PRINCIPAL_COLUMNS = {"user_id": "VARCHAR(100)", "teams": "TEXT", "org": "VARCHAR(100)", "clearance": "VARCHAR(20)",
                       "projects": "TEXT"}
@@ -38,6 +43,9 @@ def principal_columns(principal: Principal) -> dict[str, Any]:
     return {"user_id": principal.user_id, "teams": json.dumps(list(principal.teams)), "org": principal.org,
             "clearance": principal.clearance,
             "projects": None if principal.projects is None else json.dumps(list(principal.projects))}
+
+
+log = logging.getLogger(__name__)
 
 
 def principal_of(row: Any) -> Principal:
@@ -55,8 +63,14 @@ class SqlTokens(TokenStore):
         its own) finishes on the next start."""
         super()._migrate(conn)  # type: ignore[misc]
         columns = {c["name"] for c in inspect(conn).get_columns("api_tokens")}
-        if "principal" not in columns:
-            return
+        if "principal" in columns:
+            self._split_principal(conn, columns)
+        if "narrowed_at" not in columns:
+            conn.execute(text("ALTER TABLE api_tokens ADD COLUMN narrowed_at VARCHAR(40)"))
+        narrow_projectless(conn)
+
+    @staticmethod
+    def _split_principal(conn: Connection, columns: set[str]) -> None:
         for name, kind in _PRINCIPAL_COLUMNS.items():
             if name not in columns:
                 conn.execute(text(f"ALTER TABLE api_tokens ADD COLUMN {name} {kind}"))
@@ -84,13 +98,20 @@ class SqlTokens(TokenStore):
         with self._read() as conn:  # type: ignore[attr-defined]
             row = conn.execute(select(api_tokens).where(api_tokens.c.token_hash == token_hash,
                                                         api_tokens.c.revoked_at.is_(None))).mappings().first()
-        return None if row is None else TokenInfo(row["token_id"], principal_of(row), row["label"], row["created_at"])
+        return None if row is None else info_of(row)
 
     def list_tokens(self) -> list[TokenInfo]:
         with self._read() as conn:  # type: ignore[attr-defined]
             rows = conn.execute(select(api_tokens).order_by(api_tokens.c.created_at, api_tokens.c.token_id))
-            return [TokenInfo(row["token_id"], principal_of(row), row["label"], row["created_at"], row["revoked_at"])
-                    for row in rows.mappings()]
+            return [info_of(row) for row in rows.mappings()]
+
+    def set_token_projects(self, token_id: str, projects: tuple[str, ...] | None) -> bool:
+        stored = None if projects is None else json.dumps(list(projects))
+        with self._write() as conn:  # type: ignore[attr-defined]
+            done = conn.execute(update(api_tokens).where(api_tokens.c.token_id == token_id,
+                                                         api_tokens.c.revoked_at.is_(None))
+                                .values(projects=stored, narrowed_at=None)).rowcount
+        return bool(done)
 
     def revoke_token(self, token_id: str, revoked_at: str) -> bool:
         with self._write() as conn:  # type: ignore[attr-defined]
@@ -98,3 +119,25 @@ class SqlTokens(TokenStore):
                                                          api_tokens.c.revoked_at.is_(None))
                                 .values(revoked_at=revoked_at)).rowcount
         return bool(done)
+
+
+def info_of(row: Any) -> TokenInfo:
+    return TokenInfo(row["token_id"], principal_of(row), row["label"], row["created_at"], row["revoked_at"],
+                     row["narrowed_at"])
+
+
+def narrow_projectless(conn: Connection) -> None:
+    """Once per store: tokens made before least privilege without --project reached every project (a
+    NULL ``projects``) only for lack of the flag; they now reach none, marked ``narrowed_at`` so that
+    ``memtrove doctor`` names them until projects are granted back. A token made since with
+    --project '*' keeps every project: the mark in store_meta says the upgrade ran."""
+    if conn.execute(select(store_meta.c.value).where(store_meta.c.key == NARROWED)).scalar() is not None:
+        return
+    now = utc_now()
+    narrowed = conn.execute(update(api_tokens).where(api_tokens.c.projects.is_(None))
+                            .values(projects="[]", narrowed_at=now)).rowcount
+    put_meta(conn, NARROWED, now)
+    if narrowed:
+        log.warning("%d token(s) made without --project reached every project; they now reach none (least "
+                    "privilege). `memtrove doctor` names them; grant projects back with `memtrove token grant`",
+                    narrowed)

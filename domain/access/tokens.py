@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from domain.access.principal import LOCAL_USER, Principal, check_name
 from domain.common import Clock, utc_now
@@ -14,9 +14,10 @@ from domain.errors import NotFoundError, ValidationError
 from domain.ports.identity import TokenInfo, TokenStore
 from domain.validation import optional_text, require_id
 
-__all__ = ["Authenticate", "CreateToken", "IssuedToken", "ListTokens", "RevokeToken", "TokenInfo", "new_secret",
-           "new_token_id", "token_hash"]
+__all__ = ["Authenticate", "CreateToken", "GrantProjects", "IssuedToken", "ListTokens", "RevokeToken", "TokenInfo",
+           "narrowed", "new_secret", "new_token_id", "project_names", "token_hash"]
 
+EVERY_PROJECT = "*"  # the spelling of "every project" where projects are named (--project '*')
 SECRET_PREFIX = "mt_"
 TOKEN_ID_PREFIX = "tok_"
 TOKEN_ID = re.compile(r"tok_[0-9a-f]{12}")
@@ -52,6 +53,19 @@ def reserved(principal: Principal) -> bool:
     return principal.user_id == LOCAL_USER or "*" in (principal.projects or ())
 
 
+def project_names(projects: object) -> tuple[str, ...] | None:
+    """Projects as a token names them: each checked; ``*`` alone stands for every project (None). A token
+    reaches no project unless given one: least privilege, as the owner opens projects to it."""
+    if not isinstance(projects, (list, tuple)) or not all(isinstance(p, str) for p in projects):
+        raise ValidationError("project", "project must be a list of project names")
+    if EVERY_PROJECT in projects:
+        if len(projects) > 1:
+            raise ValidationError("project", f"project {EVERY_PROJECT!r} means every project: give it alone, not "
+                                             "beside named projects")
+        return None
+    return tuple(dict.fromkeys(check_name("project", p) for p in projects))
+
+
 @dataclass(frozen=True, slots=True)
 class CreateToken:
     store: TokenStore
@@ -75,6 +89,30 @@ class ListTokens:
 
     def __call__(self) -> list[TokenInfo]:
         return self.store.list_tokens()
+
+
+def narrowed(infos: list[TokenInfo]) -> list[TokenInfo]:
+    """The live tokens an upgrade narrowed to no project that were granted none since."""
+    return [i for i in infos if i.narrowed_at is not None and i.revoked_at is None and i.principal.projects == ()]
+
+
+@dataclass(frozen=True, slots=True)
+class GrantProjects:
+    """A live token reaches these projects too, from its next request on (``*``: every project)."""
+
+    store: TokenStore
+
+    def __call__(self, token_id: object, projects: object) -> TokenInfo:
+        checked = require_id("token_id", token_id, TOKEN_ID_PREFIX, TOKEN_ID, "12 hexadecimal characters")
+        granted = project_names(projects)
+        if granted == ():
+            raise ValidationError("project", "project: name at least one project to grant (or '*' for every one)")
+        found = next((i for i in self.store.list_tokens() if i.token_id == checked and i.revoked_at is None), None)
+        held = None if found is None else found.principal.projects
+        merged = None if granted is None or held is None else tuple(dict.fromkeys((*held, *granted)))
+        if found is None or not self.store.set_token_projects(checked, merged):
+            raise NotFoundError(f"No active token {checked!r}: it is unknown or already revoked")
+        return TokenInfo(found.token_id, replace(found.principal, projects=merged), found.label, found.created_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,9 @@ class TokenInfo:
     label: str | None
     created_at: str
     revoked_at: str | None = None
+    # When an upgrade took away the every-project access it had only for being made without --project
+    # (least privilege); None once projects are granted to it again, or for a token never narrowed.
+    narrowed_at: str | None = None
 
 
 @runtime_checkable
@@ -42,4 +45,9 @@ class TokenStore(Protocol):
 
     def revoke_token(self, token_id: str, revoked_at: str) -> bool:
         """Revoke a token for every lookup from now on; False when it is unknown or already revoked."""
+        ...
+
+    def set_token_projects(self, token_id: str, projects: tuple[str, ...] | None) -> bool:
+        """The projects a live token reaches from its next lookup on (None: every project); its
+        ``narrowed_at`` is cleared. False when it is unknown or revoked (nothing changes)."""
         ...

@@ -1,9 +1,11 @@
 """The TokenStore contract against the in-memory fake, a SQLite file and a real PostgreSQL server; how the
-SQL table comes to a store made before it (or made in its earlier shape)."""
+SQL table comes to a store made before it (or made in its earlier shapes), and how the tokens of an older
+store made without --project lose their every-project access (least privilege) once."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,8 @@ from adapters.memory.scopes import InMemoryStore
 from adapters.sql.base import metadata
 from adapters.sql.ledger import SqlStore
 from adapters.sql.store import make_engine
-from domain.access.tokens import Authenticate, CreateToken, token_hash
+from domain.access.principal import Principal
+from domain.access.tokens import Authenticate, CreateToken, narrowed, token_hash
 from tests.contract.token_store_contract import ALICE, BOB, TokenStoreContract
 
 
@@ -89,8 +92,10 @@ def test_tokens_of_the_earlier_one_column_shape_keep_working(sql_url: str) -> No
         store = SqlStore(make_engine(url))
         try:
             assert Authenticate(store)("mt_alice") == ALICE and Authenticate(store)("mt_bob") is None
+            # Bob's token had every project for want of --project: it has none now (least privilege).
             assert [(i.token_id, i.principal, i.revoked_at) for i in store.list_tokens()] == [
-                ("tok_000000000001", ALICE, None), ("tok_000000000002", BOB, "2026-01-02T00:00:00Z")]
+                ("tok_000000000001", ALICE, None),
+                ("tok_000000000002", replace(BOB, projects=()), "2026-01-02T00:00:00Z")]
             columns = {c["name"] for c in inspect(store._engine).get_columns("api_tokens")}
             assert "principal" not in columns and {"user_id", "teams", "projects"} <= columns
         finally:
@@ -98,5 +103,47 @@ def test_tokens_of_the_earlier_one_column_shape_keep_working(sql_url: str) -> No
     store = SqlStore(make_engine(url))
     try:
         assert Authenticate(store)(CreateToken(store)(BOB).secret) == BOB
+    finally:
+        store.close()
+
+
+OLD_TOKENS = ("CREATE TABLE api_tokens (token_id VARCHAR(40) NOT NULL PRIMARY KEY, token_hash VARCHAR(64) NOT NULL "
+              "UNIQUE, user_id VARCHAR(100) NOT NULL, teams TEXT NOT NULL, org VARCHAR(100), clearance VARCHAR(20) "
+              "NOT NULL, projects TEXT, label VARCHAR(200), created_at VARCHAR(40) NOT NULL, revoked_at VARCHAR(40))")
+
+
+def test_tokens_made_without_a_project_reach_none_after_the_upgrade_once(sql_url: str) -> None:
+    """A store of the release before least privilege: its tokens made without --project (projects NULL: every
+    project) reach none from the upgrade on, marked as narrowed (memtrove doctor names the live ones); tokens
+    with projects keep them; a token given every project after the upgrade keeps it across restarts."""
+    engine = make_engine(sql_url)
+    with engine.begin() as conn:
+        metadata.create_all(conn, tables=[t for name, t in metadata.tables.items() if name != "api_tokens"])
+        conn.execute(text(OLD_TOKENS))
+        for n, user, projects, revoked in ((1, "bob", None, None), (2, "alice", '["web"]', None),
+                                           (3, "carol", None, "2026-01-03T00:00:00Z"), (4, "dave", "[]", None)):
+            conn.execute(text("INSERT INTO api_tokens VALUES (:id, :hash, :user, '[]', NULL, 'normal', :projects, "
+                              "NULL, '2026-01-01T00:00:00Z', :revoked)"),
+                         {"id": f"tok_00000000000{n}", "hash": token_hash(f"mt_{user}"), "user": user,
+                          "projects": projects, "revoked": revoked})
+    engine.dispose()
+    store = SqlStore(make_engine(sql_url))
+    try:
+        assert Authenticate(store)("mt_bob") == Principal("bob", projects=())
+        assert Authenticate(store)("mt_alice") == Principal("alice", projects=("web",))
+        assert Authenticate(store)("mt_dave") == Principal("dave", projects=())
+        listed = {i.token_id: i for i in store.list_tokens()}
+        assert listed["tok_000000000001"].narrowed_at and listed["tok_000000000003"].narrowed_at  # revoked too
+        assert listed["tok_000000000002"].narrowed_at is None and listed["tok_000000000004"].narrowed_at is None
+        assert [i.token_id for i in narrowed(store.list_tokens())] == ["tok_000000000001"]  # the live one
+        every = CreateToken(store)(Principal("erin", projects=None))
+    finally:
+        store.close()
+    store = SqlStore(make_engine(sql_url))  # the upgrade ran once: what was made since stays as it was made
+    try:
+        assert Authenticate(store)(every.secret) == Principal("erin", projects=None)
+        assert [i.token_id for i in narrowed(store.list_tokens())] == ["tok_000000000001"]
+        assert store.set_token_projects("tok_000000000001", ("web",))
+        assert narrowed(store.list_tokens()) == [] and Authenticate(store)("mt_bob").projects == ("web",)
     finally:
         store.close()

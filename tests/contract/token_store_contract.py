@@ -103,6 +103,23 @@ class TokenStoreContract:
         assert store.list_tokens() == [TokenInfo("tok_000000000001", ALICE, None, at(1))]
         assert store.principal_for_hash(digest(1)) == ALICE and store.principal_for_hash(digest(2)) is None
 
+    def test_a_live_tokens_projects_are_set_from_its_next_lookup(self, store: TokenStore) -> None:
+        store.add_token("tok_000000000001", digest(1), CAROL, None, at(1))
+        store.add_token("tok_000000000002", digest(2), ALICE, None, at(1))
+        assert store.set_token_projects("tok_000000000001", ("web", "api")) is True
+        assert store.principal_for_hash(digest(1)) == Principal(
+            "carol@example.org", teams=("eng",), clearance="highly_sensitive", projects=("web", "api"))
+        assert store.set_token_projects("tok_000000000001", None) is True
+        assert store.principal_for_hash(digest(1)).projects is None
+        assert store.set_token_projects("tok_000000000001", ()) is True
+        assert store.principal_for_hash(digest(1)).projects == ()
+        assert store.principal_for_hash(digest(2)) == ALICE  # the other token is untouched
+        store.revoke_token("tok_000000000002", at(2))
+        assert store.set_token_projects("tok_000000000002", None) is False
+        assert store.set_token_projects("tok_0000000000ff", None) is False
+        assert [i.principal.projects for i in store.list_tokens()] == [(), ("web", "api")]
+        assert all(i.narrowed_at is None for i in store.list_tokens())
+
     def test_the_use_cases_over_this_store(self, store: TokenStore) -> None:
         issued = CreateToken(store)(ALICE, "ci")
         other = CreateToken(store)(ALICE)

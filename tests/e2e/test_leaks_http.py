@@ -1,5 +1,5 @@
 """The leak test, black-box over HTTP (the official client; tokens made by the real CLI): four callers in two teams
-(one restricted to one project) write items of every kind (artifacts, memories and turns at every visibility and
+(one reaching every project, one a single project, the others, made without --project, none) write items of every kind (artifacts, memories and turns at every visibility and
 sensitivity; a session memory and a Zapomni memory each; project documents in two projects) and each builds its
 knowledge graph (the LLM extractor, against a local chat API told to make an entity of each marker); then 1,000
 randomized calls of every read tool of every toolset, the graph's and the graph signal of hybrid_search included:
@@ -30,10 +30,10 @@ pytestmark = pytest.mark.slow
 ENV = {"MEMTROVE_LOCAL_CLEARANCE": "highly_sensitive", "MEMTROVE_TOOLSETS": "all",
        "MEMTROVE_SEARCH_WEIGHTS": json.dumps({"recall": {"lexical": 0.55, "semantic": 0.3, "exact": 0.1, "k": 10,
                                                          "contextual": 0.1, "graph": 0.2}})}
-# who: (teams, org, clearance, projects)
+# who: (teams, org, clearance, projects): None every project (--project '*'), [] none (no --project)
 PEOPLE: dict[str, tuple[list[str], str, str, list[str] | None]] = {
-    "alice": (["eng"], "acme", "sensitive", None), "bob": (["eng"], "acme", "normal", None),
-    "carol": (["ops"], "acme", "highly_sensitive", None), "dave": (["eng"], "acme", "sensitive", ["atlas"])}
+    "alice": (["eng"], "acme", "sensitive", None), "bob": (["eng"], "acme", "normal", []),
+    "carol": (["ops"], "acme", "highly_sensitive", []), "dave": (["eng"], "acme", "sensitive", ["atlas"])}
 VISIBILITIES = ("me", "team", "org", "custom")
 CALLS = 1_000
 WORD = re.compile(r"zq[a-z]+")
@@ -43,7 +43,7 @@ def create_token(data: Path, user: str, project_ids: dict[str, str]) -> str:
     teams, org, clearance, projects = PEOPLE[user]
     args = ["token", "create", "--user", user, "--org", org, "--clearance", clearance]
     args += [a for team in teams for a in ("--team", team)]
-    args += [a for p in projects or () for a in ("--project", project_ids[p])]
+    args += ["--project", "*"] if projects is None else [a for p in projects for a in ("--project", project_ids[p])]
     done = run_cli(args, data, ENV)
     assert done.returncode == 0, done.stderr
     return re.search(r"secret:\s+(\S+)", done.stdout).group(1)  # type: ignore[union-attr]

@@ -84,7 +84,7 @@ def test_tokens_are_made_listed_and_revoked(data: Path, through_store: TestClien
     assert [(t["token_id"], t["user"], t["teams"], t["org"], t["clearance"], t["projects"], t["label"],
              t["revoked_at"]) for t in tokens] == [
         (alice_id, "alice", ["eng", "ops"], "acme", "sensitive", ["web"], "alice's laptop", None),
-        (bob_id, "bob", [], None, "normal", None, None, None)]
+        (bob_id, "bob", [], None, "normal", [], None, None)]  # no --project: no project (least privilege)
     text = run_cli(["token", "list"], data)
     assert text.returncode == 0 and alice_id in text.stdout and bob_id in text.stdout
     for shown in (json.dumps(tokens), text.stdout, text.stderr):
@@ -113,6 +113,8 @@ def test_tokens_are_made_listed_and_revoked(data: Path, through_store: TestClien
     (["--user", "alice", "--team", "eng ops"], "--team"),
     (["--user", "alice", "--org=-acme"], "--org"),
     (["--user", "alice", "--label", "x" * 201], "--label"),
+    (["--user", "alice", "--project", "*", "--project", "web"], "--project"),
+    (["--user", "alice", "--project", "web site"], "--project"),
 ])
 def test_bad_input_exits_2_with_one_line_naming_the_field(data: Path, args: list[str], field: str) -> None:
     done = run_cli(["token", "create", *args], data)
@@ -120,6 +122,27 @@ def test_bad_input_exits_2_with_one_line_naming_the_field(data: Path, args: list
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0], done.stderr
     assert listed(data) == []
+
+
+def test_a_token_reaches_the_projects_it_is_given_and_those_granted_later(data: Path,
+                                                                         through_store: TestClient) -> None:
+    none_id, none = create(data, ["--user", "bob"])
+    _, every = create(data, ["--user", "carol", "--project", "*"])
+    assert who(through_store, none)["projects"] == [] and who(through_store, every)["projects"] is None
+    granted = run_cli(["token", "grant", none_id, "--project", "web", "--project", "api"], data)
+    assert granted.returncode == 0 and granted.stdout.strip() == f"{none_id} reaches projects web, api", granted
+    assert who(through_store, none)["projects"] == ["web", "api"]  # from its next request
+    assert run_cli(["token", "grant", none_id, "--project", "*"], data).stdout.strip() == f"{none_id} reaches every project"
+    assert who(through_store, none)["projects"] is None
+    assert [t["projects"] for t in listed(data)] == [None, None]
+    for args, code, named in ((["tok_000000000000", "--project", "web"], 1, "tok_000000000000"),
+                              ([none_id, "--project", "*", "--project", "web"], 2, "--project"),
+                              ([none_id, "--project", "bad name"], 2, "--project"),
+                              (["tok_x", "--project", "web"], 2, "TOKEN_ID")):
+        done = run_cli(["token", "grant", *args], data)
+        assert done.returncode == code and named in done.stderr and len(done.stderr.strip().splitlines()) == 1, done
+    assert run_cli(["token", "revoke", none_id], data).returncode == 0
+    assert run_cli(["token", "grant", none_id, "--project", "web"], data).returncode == 1
 
 
 def test_the_cli_works_beside_a_running_server(data: Path) -> None:

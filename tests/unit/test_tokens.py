@@ -11,7 +11,9 @@ import pytest
 
 from adapters.memory.tokens import InMemoryTokens
 from domain.access.principal import Principal
-from domain.access.tokens import Authenticate, CreateToken, IssuedToken, ListTokens, RevokeToken, token_hash
+from domain.access.tokens import (
+    Authenticate, CreateToken, GrantProjects, IssuedToken, ListTokens, RevokeToken, narrowed, project_names, token_hash,
+)
 from domain.errors import NotFoundError, ValidationError
 from domain.ports.identity import TokenInfo
 
@@ -121,3 +123,45 @@ def test_a_token_stored_for_a_reserved_principal_never_authenticates() -> None:
         assert Authenticate(store)(f"mt_secret{n}") is None
     store.add_token("tok_9", token_hash("mt_secret9"), Principal("carol"), None, "2025-01-01T00:00:00Z")
     assert Authenticate(store)("mt_secret9") == Principal("carol")  # the same way in, for anyone else
+
+
+@pytest.mark.parametrize(("given", "projects"), [
+    ([], ()), (["web"], ("web",)), (["web", "api", "web"], ("web", "api")), (["*"], None)])
+def test_projects_are_none_unless_named_and_star_alone_is_every_project(given: list[str],
+                                                                        projects: tuple[str, ...] | None) -> None:
+    assert project_names(given) == projects
+
+
+@pytest.mark.parametrize("given", [["*", "web"], ["not a project"], [""], "web", [7]])
+def test_bad_projects_name_the_field(given: object) -> None:
+    with pytest.raises(ValidationError) as caught:
+        project_names(given)
+    assert caught.value.field == "project"
+
+
+def test_projects_granted_to_a_live_token_count_from_its_next_lookup(store: InMemoryTokens) -> None:
+    issued = CreateToken(store)(Principal("bob", projects=()))
+    assert Authenticate(store)(issued.secret).projects == ()
+    assert GrantProjects(store)(issued.token_id, ["web"]).principal.projects == ("web",)
+    assert GrantProjects(store)(issued.token_id, ["api", "web"]).principal.projects == ("web", "api")
+    assert Authenticate(store)(issued.secret).projects == ("web", "api")  # added to, never replaced
+    assert GrantProjects(store)(issued.token_id, ["*"]).principal.projects is None
+    assert Authenticate(store)(issued.secret).projects is None
+    assert GrantProjects(store)(issued.token_id, ["web"]).principal.projects is None  # every project includes it
+    with pytest.raises(ValidationError) as caught:
+        GrantProjects(store)(issued.token_id, [])
+    assert caught.value.field == "project"
+    RevokeToken(store)(issued.token_id)
+    for token_id in (issued.token_id, "tok_000000000000"):
+        with pytest.raises(NotFoundError, match="unknown or already revoked"):
+            GrantProjects(store)(token_id, ["web"])
+
+
+def test_a_narrowed_token_is_named_until_projects_are_granted_back(store: InMemoryTokens) -> None:
+    kept = TokenInfo("tok_000000000001", Principal("bob", projects=()), None, "2026-01-01T00:00:00Z",
+                     narrowed_at="2026-02-01T00:00:00Z")
+    store.tokens[kept.token_id] = (kept, token_hash("mt_bob"))
+    other = CreateToken(store)(Principal("carol", projects=()))
+    assert [i.token_id for i in narrowed(ListTokens(store)())] == [kept.token_id]  # carol's never reached any
+    GrantProjects(store)(kept.token_id, ["web"])
+    assert narrowed(ListTokens(store)()) == [] and other.token_id in {i.token_id for i in ListTokens(store)()}

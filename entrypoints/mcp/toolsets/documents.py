@@ -46,8 +46,9 @@ class DocumentTools(Toolbox):
         if not principal.in_project(project):
             denied(self.runtime.app.adapters.store(), request_scope.current(), "use", "project", project,
                    "not among the caller's projects", utc_now())
-            raise ValidationError("project", f"This caller may not work in project {project!r} (allowed: "
-                                             f"{', '.join(principal.projects or ())})")
+            allowed = ", ".join(principal.projects or ()) or "none: the server's owner grants projects with " \
+                                                              "`memtrove token grant`"
+            raise ValidationError("project", f"This caller may not work in project {project!r} (allowed: {allowed})")
         return project
 
     def _project(self, ctx: Context | None) -> str:
