@@ -15,6 +15,7 @@ from config.embedders import (
 )
 from adapters.text.dates import read_spans, resolve_date
 from adapters.files.source_tree import SourceDirs
+from adapters.processes import LocalProcesses
 from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore
@@ -123,6 +124,7 @@ class Adapters(containers.DeclarativeContainer):
     )
     vectors = providers.ThreadSafeSingleton(MeteredVectorIndex, inner=vector_index, metrics=metrics)
     exporter = providers.ThreadSafeSingleton(factories.exporter, settings.provided.export_dir)
+    processes = providers.ThreadSafeSingleton(LocalProcesses)  # a long run's holder: is its process gone?
 
 
 class Plugins(containers.DeclarativeContainer):
@@ -274,8 +276,9 @@ class UseCases(containers.DeclarativeContainer):
     source_tree = providers.Singleton(SourceDirs)
     index_codebase = providers.Factory(IndexCodebase, code=adapters.store, tree=source_tree, outline=providers.Object(outline),
                                        ingest=ingest_artifact, delete=delete_artifact, artifacts=adapters.store,
-                                       identity=identity)
-    codebases = providers.Factory(Codebases, code=adapters.store, tree=source_tree, identity=identity)
+                                       identity=identity, processes=adapters.processes)
+    codebases = providers.Factory(Codebases, code=adapters.store, tree=source_tree, identity=identity,
+                                  processes=adapters.processes)
     index_status = providers.Factory(IndexStatus, codebases=codebases)
     clear_index = providers.Factory(ClearIndex, codebases=codebases, code=adapters.store, delete=delete_artifact,
                                     identity=identity)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
 from adapters.files.walk import read, walk
+from domain.code.roots import OUTSIDE, Roots, allowed, inside
 from domain.errors import ValidationError
 from domain.ports.code import SourceFile, SourceTree
 
@@ -24,15 +25,28 @@ _GENERATED_HEAD = re.compile(r"Code generated .* DO NOT EDIT|@generated\b"
 HEAD_CHARS = 1_000  # where a generated file says so
 
 
-def root_path(root: str) -> str:
-    """A root as the client or the setting gives it (a ``file://`` URI or a path), resolved."""
-    if root.startswith("file:"):
-        root = unquote(urlparse(root).path)
-    return os.path.realpath(os.path.expanduser(root))
+def root_path(root: str, uri: bool = False) -> str | None:
+    """A root resolved (symlinks and all): a ``file://`` URI (``uri``: the client's) or an absolute path
+    (``~`` expanded: the server's). None for anything else (another scheme, a relative path)."""
+    if uri:
+        parts = urlparse(root)
+        if parts.scheme != "file":
+            return None
+        root = unquote(parts.path)
+    else:
+        root = os.path.expanduser(root.strip())
+    if not root.startswith("/") or "\x00" in root:
+        return None
+    return os.path.realpath(root)
+
+
+def resolved(roots: Iterable[str], uri: bool = False) -> list[str]:
+    return [r for r in (root_path(root, uri) for root in roots) if r is not None]
 
 
 class SourceDirs(SourceTree):
-    def locate(self, path: object) -> str:
+    def checked(self, path: object) -> str:
+        """The path as given, checked without looking at the disk."""
         if not isinstance(path, str) or not path.strip():
             raise ValidationError("path", "path must be an absolute directory path (a non-empty string)")
         if len(path) > 4_096:
@@ -44,22 +58,25 @@ class SourceDirs(SourceTree):
             raise ValidationError("path", f"path must be absolute (got {path!r})")
         if ".." in given.parts:
             raise ValidationError("path", f"path must not contain '..' (got {path!r})")
-        return os.path.realpath(path) if os.path.exists(path) else os.path.normpath(path)
+        return path
 
-    def resolve(self, path: object, roots: Sequence[str]) -> str:
-        where = self.locate(path)
+    def locate(self, path: object) -> str:
+        return os.path.realpath(self.checked(path))
+
+    def resolve(self, path: object, roots: Roots) -> str:
+        given = self.checked(path)
+        client = None if roots.client is None else resolved(roots.client, uri=True)
+        bounds = allowed(resolved(roots.server), client, roots.remote)
+        # Where the path really leads (symlinks resolved) is checked against the roots before anything
+        # else is looked at: outside them, nothing about the path is told (it may not even exist).
+        where = os.path.realpath(given)
+        if not any(inside(where, root) for root in bounds):
+            raise ValidationError("path", OUTSIDE)
         if not os.path.exists(where):
-            raise ValidationError("path", f"path {path!r} does not exist on the server's machine")
+            raise ValidationError("path", f"path {given!r} does not exist on the server's machine")
         if not os.path.isdir(where):
-            raise ValidationError("path", f"path {path!r} is a file, not a directory: index its directory")
-        allowed = [root_path(r) for r in roots]
-        if not allowed:
-            raise ValidationError("path", "no roots allow indexing: the client declared none and MEMTROVE_CODE_ROOTS "
-                                          "is not set")
-        if not any(where == r or where.startswith(r.rstrip("/") + "/") for r in allowed):
-            real = f" (it resolves to {where})" if where != os.path.normpath(str(path)) else ""
-            raise ValidationError("path", f"path {path!r}{real} is outside the allowed roots: "
-                                          f"{', '.join(allowed)}")
+            kind = "a file" if os.path.isfile(where) else "not a regular file"
+            raise ValidationError("path", f"path {given!r} is {kind}, not a directory: index a directory")
         return where
 
     def files(self, root: str, include: Sequence[str], exclude: Sequence[str]) -> Iterator[str]:
@@ -71,15 +88,12 @@ class SourceDirs(SourceTree):
 
     def read(self, root: str, path: str) -> SourceFile:
         full = Path(root) / path
-        try:
-            real, size = os.path.realpath(full), full.stat().st_size
-        except OSError as exc:
-            return SourceFile(path, 0, skipped=f"unreadable: {exc.strerror or exc}")
-        if not (real == root or real.startswith(root.rstrip("/") + "/")):
-            return SourceFile(path, size, skipped="a symlink out of the codebase")
-        found = read(full)
+        real = os.path.realpath(full)
+        if not inside(real, root):
+            return SourceFile(path, 0, skipped="a symlink out of the codebase")
+        found = read(Path(real))  # regular files only: a FIFO, socket or device is never opened
         if found.text is None:
-            return SourceFile(path, size, skipped=found.skipped or "unreadable")
+            return SourceFile(path, found.size, skipped=found.skipped or "unreadable")
         if _GENERATED_HEAD.search(found.text[:HEAD_CHARS]):
-            return SourceFile(path, size, skipped="generated (its first lines say so)")
-        return SourceFile(path, size, text=found.text)
+            return SourceFile(path, found.size, skipped="generated (its first lines say so)")
+        return SourceFile(path, found.size, text=found.text)

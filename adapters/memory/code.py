@@ -22,10 +22,11 @@ class InMemoryCode(CodeStore):
         self.codebase_rows: dict[str, Codebase] = {}
         self.code_file_rows: dict[tuple[str, str], tuple[CodeFile, tuple[str, ...]]] = {}
 
-    def begin_run(self, codebase: Codebase, stale_before: float) -> Codebase | None:
+    def begin_run(self, codebase: Codebase, stale_before: float, replacing: str | None = None) -> Codebase | None:
         with self._code_lock:
             live = self.codebase_rows.get(codebase.id)
-            if live is not None and live.status == "indexing" and live.heartbeat >= stale_before:
+            if (live is not None and live.status == "indexing" and live.heartbeat >= stale_before
+                    and (replacing is None or live.run != replacing)):
                 return None
             self.codebase_rows[codebase.id] = codebase
             return codebase

@@ -11,7 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Column, Connection, Float, Index, Integer, String, Table, Text, delete, insert, or_, select, update
+from sqlalchemy import (Column, Connection, Float, Index, Integer, String, Table, Text, delete, insert, inspect, or_,
+                        select, text, update)
 from sqlalchemy.exc import IntegrityError
 
 from adapters.sql.base import metadata
@@ -35,6 +36,7 @@ codebases = Table(
     Column("error", Text),
     Column("started_at", String(40), nullable=False),
     Column("finished_at", String(40)),
+    Column("holder", Text, nullable=False, server_default=""),  # the run's process (domain/ports/processes.py)
 )
 
 code_files = Table(
@@ -75,7 +77,8 @@ def _codebase(row: Any) -> Codebase:
                     exclude=tuple(settings.get("exclude", ())), languages=tuple(settings.get("languages", ())),
                     status=row["status"], run=row["run"], heartbeat=float(row["heartbeat"]),
                     counts=json.loads(row["counts"]), skipped=tuple((p, w) for p, w in json.loads(row["skipped"])),
-                    error=row["error"], started_at=row["started_at"], finished_at=row["finished_at"])
+                    error=row["error"], started_at=row["started_at"], finished_at=row["finished_at"],
+                    holder=row["holder"] or "")
 
 
 def _values(cb: Codebase) -> dict[str, Any]:
@@ -84,7 +87,7 @@ def _values(cb: Codebase) -> dict[str, Any]:
                                     "languages": list(cb.languages)}),
             "status": cb.status, "run": cb.run, "heartbeat": cb.heartbeat, "counts": json.dumps(dict(cb.counts)),
             "skipped": json.dumps([list(s) for s in cb.skipped]), "error": cb.error, "started_at": cb.started_at,
-            "finished_at": cb.finished_at}
+            "finished_at": cb.finished_at, "holder": cb.holder}
 
 
 def _file(row: Any, symbols: Sequence[Symbol] = ()) -> CodeFile:
@@ -96,12 +99,20 @@ def _file(row: Any, symbols: Sequence[Symbol] = ()) -> CodeFile:
 class SqlCode(CodeStore):
     """Codebases, files and symbols over the store's engine (SQLite or PostgreSQL)."""
 
-    def begin_run(self, codebase: Codebase, stale_before: float) -> Codebase | None:
+    def _migrate(self, conn: Connection) -> None:
+        """Columns added since a store was created: codebases.holder (runs from before it are judged by
+        their heartbeat alone)."""
+        super()._migrate(conn)  # type: ignore[misc]
+        if "holder" not in {c["name"] for c in inspect(conn).get_columns("codebases")}:
+            conn.execute(text("ALTER TABLE codebases ADD COLUMN holder TEXT NOT NULL DEFAULT ''"))
+
+    def begin_run(self, codebase: Codebase, stale_before: float, replacing: str | None = None) -> Codebase | None:
         values = _values(codebase)
+        free = [codebases.c.status != "indexing", codebases.c.heartbeat < stale_before]
+        if replacing is not None:  # a run whose process is gone: taken only while it still holds the codebase
+            free.append(codebases.c.run == replacing)
         with self._write() as conn:  # type: ignore[attr-defined]
-            taken = conn.execute(update(codebases).where(
-                codebases.c.id == codebase.id,
-                or_(codebases.c.status != "indexing", codebases.c.heartbeat < stale_before)).values(**values))
+            taken = conn.execute(update(codebases).where(codebases.c.id == codebase.id, or_(*free)).values(**values))
             if taken.rowcount == 0:
                 if conn.execute(select(codebases.c.id).where(codebases.c.id == codebase.id)).first() is not None:
                     return None

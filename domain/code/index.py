@@ -5,7 +5,8 @@ A run is claimed in the store (one live run per codebase, in every process and r
 the tree, reads each file, and re-reads only files whose content changed: their artifact is
 replaced, then their row with its symbols (the row comes last, so a row at a content hash says the
 artifact of that content exists). Files gone from the tree lose their artifact, then their row. A
-run that dies is seen by its heartbeat stopping; the next run goes on from what was committed.
+run that dies is seen by its holder process being gone (at once, on the same machine) or by its
+heartbeat stopping; the next run takes it over and goes on from what was committed.
 """
 
 from __future__ import annotations
@@ -25,16 +26,18 @@ from domain.artifacts.input import IngestRequest
 from domain.artifacts.usecases import DeleteArtifact
 from domain.chunking import content_hash
 from domain.code.model import LANGUAGE_NAMES, CodeFile, Outline, family, language_of, row_starts
+from domain.code.roots import Roots
 from domain.common import Clock, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.model import ArtifactChunk, RequestContext
 from domain.ports import ArtifactStore
 from domain.ports.code import Codebase, CodeStore, OutlineReader, SourceTree
+from domain.ports.processes import UNKNOWN_PROCESSES, Processes
 from domain.validation import require_text
 
 SOURCE = "code"  # the artifacts' source system
 HEARTBEAT_SECONDS = 5.0  # a run writes its progress at least this often
-STALE_SECONDS = 120.0  # a run silent this long is taken for dead: another may claim the codebase
+STALE_SECONDS = 120.0  # a run silent this long is taken for dead (its holder unknown to be gone): another may claim it
 MAX_GLOBS = 50
 MAX_SKIPPED_SHOWN = 50
 Progress = Callable[[int, int], None]  # (files done, files to do)
@@ -67,7 +70,7 @@ def check_languages(value: object, field: str = "languages") -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class IndexRequest:
     path: object
-    roots: Sequence[str]  # the client's roots and the configured ones: the path must lie under one
+    roots: Roots | Sequence[str]  # where the path may lie (domain/code/roots.py); a sequence: the server's roots
     include: object = None
     exclude: object = None
     languages: object = None
@@ -85,23 +88,30 @@ class IndexCodebase:
     identity: Identity = RequestContext
     clock: Clock = utc_now
     now: Callable[[], float] = time.time
+    processes: Processes = UNKNOWN_PROCESSES
 
     def start(self, request: IndexRequest) -> tuple[Codebase, bool]:
         """The codebase claimed for a new run (True), or as its live run has it (False); checked first."""
         include, exclude = check_globs("include", request.include), check_globs("exclude", request.exclude)
         languages = check_languages(request.languages)
-        root = self.tree.resolve(request.path, request.roots)
+        roots = request.roots if isinstance(request.roots, Roots) else Roots(tuple(request.roots))
+        root = self.tree.resolve(request.path, roots)
         context = self.identity()
         keys = owned(context, "me")
         acl = (f"p:{request.project}", "p:*") if request.project else tuple(keys["acl"])
         owner = "local" if request.project else keys["owner"]
         cb = Codebase(codebase_id(root, keys["owner"], request.project), root, owner, acl, request.project,
                       include, exclude, languages, "indexing", uuid.uuid4().hex, self.now(),
-                      started_at=self.clock())
-        claimed = self.code.begin_run(cb, self.now() - STALE_SECONDS)
+                      started_at=self.clock(), holder=self.processes.me())
+        stale_before = self.now() - STALE_SECONDS
+        claimed = self.code.begin_run(cb, stale_before)
+        live = None if claimed is not None else self.code.get_codebase(cb.id)
+        if live is not None and live.status == "indexing" and self.processes.gone(live.holder):
+            # Its process is gone (killed, crashed): taken over now, not after its heartbeat lapses.
+            claimed = self.code.begin_run(cb, stale_before, replacing=live.run)
+            live = None if claimed is not None else self.code.get_codebase(cb.id)
         if claimed is not None:
             return claimed, True
-        live = self.code.get_codebase(cb.id)
         if live is None:  # cleared between the two reads
             raise NotFoundError(f"Codebase at {root} was cleared while being claimed; run index_codebase again")
         return live, False

@@ -15,6 +15,7 @@ from domain.code.model import SYMBOL_KINDS, CodeFile, Symbol, folded
 from domain.errors import NotFoundError, ValidationError
 from domain.model import Hit, RequestContext
 from domain.ports.code import Codebase, CodeStore, SourceTree
+from domain.ports.processes import UNKNOWN_PROCESSES, Processes
 from domain.search.retrieve import Retriever
 from domain.search.symbol_signal import symbol_keys
 from domain.validation import require_choice, require_int, require_text
@@ -22,9 +23,11 @@ from domain.validation import require_choice, require_int, require_text
 SNIPPET_LINES = 12
 
 
-def shown_status(cb: Codebase, now: float) -> str:
-    """indexing, indexed, failed, or interrupted (a run whose heartbeat stopped: its process died)."""
-    if cb.status == "indexing" and cb.heartbeat < now - STALE_SECONDS:
+def shown_status(cb: Codebase, now: float, processes: Processes | None = None) -> str:
+    """indexing, indexed, failed, or interrupted (a run whose process died: known gone by ``processes``,
+    or silent past STALE_SECONDS)."""
+    if cb.status == "indexing" and (cb.heartbeat < now - STALE_SECONDS
+                                    or (processes is not None and processes.gone(cb.holder))):
         return "interrupted"
     return cb.status
 
@@ -37,6 +40,7 @@ class Codebases:
     tree: SourceTree
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
+    processes: Processes = UNKNOWN_PROCESSES
 
     def visible(self, context: RequestContext | None = None) -> list[Codebase]:
         context = context or self.identity()
@@ -49,8 +53,9 @@ class Codebases:
         found = [cb for cb in self.visible() if where == cb.root or where.startswith(cb.root.rstrip("/") + "/")]
         if project is not None:
             found = [cb for cb in found if cb.project == project]
-        if not found:
-            raise NotFoundError(f"No indexed codebase holds {where} (field 'path'); index it with index_codebase")
+        if not found:  # said of the path as given: where it resolves to is not told
+            raise NotFoundError(f"No indexed codebase of yours holds path {path!r} (field 'path'); index it with "
+                                "index_codebase")
         found.sort(key=lambda cb: -len(cb.root))
         return found, where[len(found[0].root):].strip("/")
 
@@ -62,7 +67,7 @@ class IndexStatus:
 
     def __call__(self, path: object) -> list[Codebase]:
         found, _ = self.codebases.holding(path)
-        return [replace(cb, status=shown_status(cb, self.now())) for cb in found]
+        return [replace(cb, status=shown_status(cb, self.now(), self.codebases.processes)) for cb in found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +87,7 @@ class ClearIndex:
             raise ValidationError("path", f"path must be a codebase's root ({cb.root}), not a path inside it")
         if not may_change(cb, self.identity()):
             raise ValidationError("path", f"The codebase at {cb.root} is another owner's; only they may clear it")
-        if shown_status(cb, self.now()) == "indexing":
+        if shown_status(cb, self.now(), self.codebases.processes) == "indexing":
             raise ValidationError("path", f"The codebase at {cb.root} is being indexed; clear it when "
                                           "get_indexing_status no longer says indexing")
         files = self.code.code_files(cb.id)

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from domain.code.model import CodeFile, Outline
+from domain.code.roots import Roots
 
 
 @dataclass(frozen=True, slots=True)
 class Codebase:
     """An indexed directory, its owner and audience, and its latest run (``status`` indexing, indexed
-    or failed; a run whose ``heartbeat`` stopped is shown interrupted)."""
+    or failed; a run whose ``heartbeat`` stopped, or whose ``holder`` process is gone, is shown
+    interrupted)."""
 
     id: str
     root: str  # absolute, symlinks resolved
@@ -30,6 +32,7 @@ class Codebase:
     error: str | None = None
     started_at: str = ""
     finished_at: str | None = None
+    holder: str = ""  # the process running it (domain/ports/processes.py), "" when unknown
     sensitivity: str = "normal"  # the access rule's fields (domain.access.rules.visible reads them)
     expires_epoch: float = 9.0e15
 
@@ -53,9 +56,10 @@ class CodeStore(Protocol):
     """Codebases and their files' symbol tables; a file's row is written after its artifact, so a row
     at a content hash says the artifact of that content exists."""
 
-    def begin_run(self, codebase: Codebase, stale_before: float) -> Codebase | None:
+    def begin_run(self, codebase: Codebase, stale_before: float, replacing: str | None = None) -> Codebase | None:
         """Store the codebase as indexing by ``codebase.run``; None when another run of it is live
-        (indexing, with a heartbeat at or after ``stale_before``)."""
+        (indexing, with a heartbeat at or after ``stale_before``) and is not the run ``replacing`` (one
+        whose process is known gone: taken over at once, only if it still holds the codebase)."""
         ...
 
     def update_run(self, codebase: Codebase) -> None:
@@ -106,13 +110,15 @@ class SourceFile:
 class SourceTree(Protocol):
     """Directories on the server's machine, read as git would (``.gitignore``), within allowed roots."""
 
-    def resolve(self, path: object, roots: Sequence[str]) -> str:
+    def resolve(self, path: object, roots: Roots) -> str:
         """The directory's absolute path with symlinks resolved; ValidationError naming ``path`` when it
-        is not absolute, has ``..``, does not exist, is not a directory or lies outside every root."""
+        is not absolute or has ``..``, then (symlinks resolved first) when it lies outside every allowed
+        root (domain/code/roots.py: one message, nothing told of the path), and only inside them when it
+        does not exist or is not a directory."""
         ...
 
     def locate(self, path: object) -> str:
-        """An absolute path as given (symlinks resolved when it exists): ValidationError naming ``path``
+        """An absolute path with symlinks resolved as far as they exist: ValidationError naming ``path``
         when it is not absolute or has ``..``. For codebases that may be gone from the disk."""
         ...
 

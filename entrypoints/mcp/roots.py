@@ -1,4 +1,5 @@
-"""The roots a client declares (MCP ``roots/list``), asked on the request's own channel."""
+"""The roots a client declares (MCP ``roots/list``), asked on the request's own channel, and whether a
+call came over HTTP (where a client's roots name paths on its own machine, not the server's)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,13 @@ def client_roots(ctx: Any) -> list[str] | None:
         logger.debug("roots_unavailable error={}", exc)
         return None
     return [str(r.uri) for r in roots.roots]
+
+
+def over_http(ctx: Any) -> bool:
+    """Whether the call came over HTTP (its context holds the HTTP request), even as the local owner (a
+    loopback server without tokens); stdio and the local socket hold none."""
+    try:
+        request = ctx.request_context.request if ctx is not None else None
+    except (AttributeError, ValueError):  # outside a request: not a call over HTTP
+        return False
+    return request is not None

@@ -1,6 +1,7 @@
-"""The behaviour every CodeStore shares: one live run per codebase (a stale one taken over), a run's
-progress written only while it holds the codebase, files replaced with their symbols whole, symbols
-found by folded name or qualified name, and a codebase dropped with everything it holds.
+"""The behaviour every CodeStore shares: one live run per codebase (a stale one, or one whose process is
+gone, taken over), a run's progress written only while it holds the codebase, files replaced with their
+symbols whole, symbols found by folded name or qualified name, and a codebase dropped with everything
+it holds.
 
 Subclass CodeStoreContract as ``Test...`` and override the ``store`` fixture with a fresh, empty store;
 override ``reopen`` to give another store object on the same database (durability tests skip without).
@@ -46,6 +47,17 @@ class CodeStoreContract:
         # r1 stopped beating at 100: a claim that counts beats before 150 as dead takes it.
         assert store.begin_run(codebase(run="r3", heartbeat=160.0), stale_before=150.0) is not None
         assert store.get_codebase("cb_1").run == "r3"
+
+    def test_a_run_whose_process_is_gone_is_taken_over_only_while_it_holds(self, store: CodeStore) -> None:
+        assert store.begin_run(codebase(run="r1", heartbeat=100.0, holder="host 10 7"), stale_before=50.0)
+        assert store.get_codebase("cb_1").holder == "host 10 7"
+        # r1 is fresh, but its process is known gone: a claim replacing r1 takes it at once.
+        assert store.begin_run(codebase(run="r2", heartbeat=101.0, holder="host 11 8"), 50.0, replacing="r1")
+        got = store.get_codebase("cb_1")
+        assert (got.run, got.holder) == ("r2", "host 11 8")
+        # Another claim that judged r1 gone comes too late: r2 (live) is not what it replaces.
+        assert store.begin_run(codebase(run="r3", heartbeat=102.0), 50.0, replacing="r1") is None
+        assert store.get_codebase("cb_1").run == "r2"
 
     def test_a_finished_run_lets_the_next_one_in(self, store: CodeStore) -> None:
         first = codebase(run="r1")

@@ -104,6 +104,7 @@ def test_the_clients_roots_allow_what_they_hold_and_nothing_else(tmp_path: Path)
     from mcp.types import ListRootsResult, Root
 
     from config.settings import Settings
+    from domain.code.roots import OUTSIDE
     from entrypoints.mcp.server import build_server
     from entrypoints.runtime import Runtime
     from tests.e2e.scenario import call_ok
@@ -127,7 +128,7 @@ def test_the_clients_roots_allow_what_they_hold_and_nothing_else(tmp_path: Path)
             found = await call_ok(client, "search_code", {"query": "mineHelper"})
             assert [h["symbol"] for h in found["results"]][:1] == ["mine_helper"]
             refused = await client.call_tool("index_codebase", {"path": str(theirs)})
-            assert refused.is_error and "outside the allowed roots" in refused.content[0].text
+            assert refused.is_error and OUTSIDE in refused.content[0].text
         async with Client(server, mode="legacy") as rootless:
             refused = await rootless.call_tool("index_codebase", {"path": str(mine)})
             assert refused.is_error and "no roots" in refused.content[0].text

@@ -1,4 +1,5 @@
-"""Which files ``memtrove ingest`` takes from a folder, and what it says of the ones it skips."""
+"""Which files ``memtrove ingest`` takes from a folder, and what it says of the ones it skips (FIFOs,
+sockets and devices among them, never opened)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,43 @@ def test_what_is_skipped_and_why(tmp_path: Path) -> None:
     deep.parent.mkdir(parents=True)
     deep.write_text("x")
     assert "longer than 500 characters" in str(read(deep).skipped)
+
+
+def test_fifos_sockets_and_devices_are_skipped_never_opened(tmp_path: Path) -> None:
+    import os
+    import socket
+    import threading
+
+    root = tree(tmp_path / "notes", {"ok.md": "fine text"})
+    os.mkfifo(root / "pipe.md")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(root / "sock.md"))
+    (root / "dev.md").symlink_to("/dev/zero")  # read would never end
+    try:
+        assert names(root) == ["dev.md", "ok.md", "pipe.md", "sock.md"]
+        said: dict[str, str | None] = {}
+        reader = threading.Thread(target=lambda: said.update({p.name: read(p).skipped for p in walk([root])}),
+                                  daemon=True)
+        reader.start()
+        reader.join(60)  # a FIFO opened for reading would block for ever
+        assert not reader.is_alive(), "reading blocked"
+        assert said == {"dev.md": "a character device, not a regular file: not opened", "ok.md": None,
+                        "pipe.md": "a FIFO (named pipe), not a regular file: not opened",
+                        "sock.md": "a socket, not a regular file: not opened"}
+        assert [p.name for p in walk([root / "pipe.md"])] == ["pipe.md"]  # named: taken, then skipped by read
+    finally:
+        listener.close()
+
+
+def test_a_fifo_named_gitignore_is_not_read(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    root = tree(tmp_path / "notes", {"a.md": "a"})
+    os.mkfifo(root / ".gitignore")
+    found: list[str] = []
+    walker = threading.Thread(target=lambda: found.extend(names(root)), daemon=True)
+    walker.start()
+    walker.join(60)
+    assert not walker.is_alive(), "walking blocked on a FIFO .gitignore"
+    assert found == ["a.md"]

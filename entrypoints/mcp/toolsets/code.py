@@ -2,8 +2,9 @@
 symbol names, see how its indexing goes, and clear it. A view over the same artifacts and retrieval
 as every toolset: a file is an artifact, cut at its definitions; the symbols are a table beside it.
 
-A path is on the server's machine, under a root the client declared (MCP roots) or one of
-MEMTROVE_CODE_ROOTS. Indexing runs in the background: the call waits up to MEMTROVE_CALL_BUDGET
+A path is on the server's machine, under one of MEMTROVE_CODE_ROOTS (narrowed by the roots a local
+client declares); without them, under a root a client declares over stdio, and nowhere over HTTP
+(domain/code/roots.py). Indexing runs in the background: the call waits up to MEMTROVE_CALL_BUDGET
 seconds with progress notifications, then answers with where it got to.
 """
 
@@ -19,12 +20,13 @@ from pydantic import Field
 
 from domain.code.index import IndexCodebase, IndexRequest
 from domain.code.model import LANGUAGE_NAMES, SYMBOL_KINDS
+from domain.code.roots import Roots
 from domain.code.usecases import ClearIndex, CodeHit, IndexStatus, SearchCode, codebase_view
 from domain.errors import ValidationError
 from domain.ports.code import Codebase
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.long_calls import StillRunning, run_long
-from entrypoints.mcp.roots import client_roots
+from entrypoints.mcp.roots import client_roots, over_http
 from entrypoints.mcp.tooling import Mode, Profile
 from entrypoints.mcp.toolkit import DESTRUCTIVE, READ_ONLY, Toolbox, tool
 
@@ -59,10 +61,13 @@ def progress_text(cb: dict[str, Any]) -> str:
 class CodeTools(Toolbox):
     toolset = "code"
 
-    def roots(self, ctx: Context | None) -> list[str]:
-        declared = client_roots(ctx) or []
-        configured = [r for r in self.runtime.settings.memtrove_code_roots.split(os.pathsep) if r.strip()]
-        return [*declared, *configured]
+    def roots(self, ctx: Context | None) -> Roots:
+        """The server's roots, and the client's unless the call came over HTTP (never asked there)."""
+        server = tuple(r for r in self.runtime.settings.memtrove_code_roots.split(os.pathsep) if r.strip())
+        if over_http(ctx):
+            return Roots(server, None, remote=True)
+        declared = client_roots(ctx)
+        return Roots(server, None if declared is None else tuple(declared))
 
     def check_project(self, ctx: Context | None, project: str | None) -> None:
         if project is not None and not identity.transport_principal(ctx, self.local).in_project(project):
