@@ -30,7 +30,7 @@ from domain.artifacts.input import MAX_CONTENT
 from entrypoints.auth import bearer_secret
 from entrypoints.runtime import Runtime
 from entrypoints.web.caller import ToolCaller, ToolFailed
-from entrypoints.web.session import COOKIE, SESSION_FOR, Caller, Sessions
+from entrypoints.web.session import COOKIE, SESSION_FOR, Caller, Sessions, Throttled
 
 HERE = Path(__file__).parent
 PREFIX = "/ui"
@@ -138,10 +138,17 @@ def _login(ui: Ui) -> Callable[[Request], Awaitable[Response]]:
             return _login_page(ui, target, None)
         form = await request.form(max_fields=10, max_files=0, max_part_size=4096)
         secret = str(form.get("token") or "").strip()
-        made = await anyio.to_thread.run_sync(ui.sessions.login, secret)
+        address = request.client.host if request.client else ""
+        try:
+            made = await anyio.to_thread.run_sync(ui.sessions.login, secret, address)
+        except Throttled as exc:
+            response = _login_page(ui, target, f"Too many failed sign-ins from your address: try again in "
+                                               f"{exc.seconds:.0f} s.", status=429)
+            response.headers["Retry-After"] = str(int(exc.seconds + 0.999))
+            return response
         if made is None:
             return _login_page(ui, target, "That token is missing, wrong or revoked.", status=401)
-        response = RedirectResponse(target, status_code=303)
+        response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
         _set_cookie(response, request, made[0])
         return response
     return endpoint
@@ -169,7 +176,7 @@ def _cross_site(request: Request) -> Response | None:
 
 def _login_page(ui: Ui, target: str, error: str | None, status: int = 200) -> Response:
     html = ui.templates.get_template("login.html").render(target=target, error=error, caller=None, csrf="")
-    return HTMLResponse(html, status_code=status)
+    return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)  # no framing of the sign-in form
 
 
 def _set_cookie(response: Response, request: Request, session_id: str) -> None:

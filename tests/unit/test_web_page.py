@@ -10,7 +10,8 @@ from domain.access.principal import Principal
 from domain.errors import ValidationError
 from entrypoints.auth import Who
 from entrypoints.web.app import filesize, highlight, linkable
-from entrypoints.web.session import Sessions
+from entrypoints.web import session as session_module
+from entrypoints.web.session import FAILED_LOGINS, LOGIN_WINDOW, SESSIONS_PER_CLIENT, Sessions, Throttled
 from entrypoints.web.views_admin import bar_chart, latency_rows
 from entrypoints.web.views_search import opened, search_arguments
 
@@ -19,7 +20,7 @@ BOB, LOCAL = Principal("bob"), Principal("local", clearance="sensitive")
 
 class Tokens:
     def __init__(self) -> None:
-        self.live = {"bob-secret": BOB}
+        self.live = {"bob-secret": BOB, "carol-secret": Principal("carol")}
         self.owner_open = True
 
     def authenticate(self, secret: str) -> Who | None:
@@ -62,6 +63,33 @@ def test_csrf_is_required_of_a_cookie_session_only() -> None:
     assert sessions.csrf_ok(by_cookie, by_cookie.csrf)
     assert not sessions.csrf_ok(by_cookie, None) and not sessions.csrf_ok(by_cookie, "forged")
     assert sessions.csrf_ok(sessions.resolve("bob-secret", None), None)
+
+
+def test_a_flood_of_one_tokens_sign_ins_ends_only_its_own_oldest_sessions() -> None:
+    """10,050 sign-ins with bob's token (past the old global cap of 10,000): carol stays signed in, and bob
+    keeps his SESSIONS_PER_CLIENT most recently used sessions."""
+    sessions = Sessions(Tokens().authenticate, None)
+    carol, _ = sessions.login("carol-secret")
+    bobs = [sessions.login("bob-secret")[0] for _ in range(10_050)]
+    assert sessions.resolve(None, carol).principal.user_id == "carol"
+    assert sessions.resolve(None, bobs[-SESSIONS_PER_CLIENT]) is not None
+    assert sessions.resolve(None, bobs[-SESSIONS_PER_CLIENT - 1]) is None
+    assert len(sessions._sessions) == SESSIONS_PER_CLIENT + 1  # memory stays bounded per client
+
+
+def test_failed_sign_ins_are_throttled_by_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(session_module.time, "monotonic", lambda: now[0])
+    sessions = Sessions(Tokens().authenticate, None)
+    for n in range(FAILED_LOGINS):
+        assert sessions.login(f"wrong{n}", "10.0.0.1") is None
+        now[0] += 1.0
+    with pytest.raises(Throttled) as caught:
+        sessions.login("bob-secret", "10.0.0.1")  # refused before the secret is even looked at
+    assert caught.value.seconds == pytest.approx(LOGIN_WINDOW - FAILED_LOGINS)
+    assert sessions.login("bob-secret", "10.0.0.2") is not None  # another address is not held back
+    now[0] += LOGIN_WINDOW - FAILED_LOGINS  # the oldest failure ages out: one more try
+    assert sessions.login("bob-secret", "10.0.0.1") is not None
 
 
 def form(**given: str) -> dict[str, str]:
