@@ -2,16 +2,18 @@
 per process): tool calls by tool and status with their latency, searches by tool and mode with their
 result counts and withheld hits, refusals, writes, ingests and chunks, embedding calls, failures,
 latency and characters, vector index operations and errors, background job rounds, the vector
-outbox's backlog. HTTP serves it behind the same authentication as the rest."""
+outbox's backlog. HTTP serves it behind the same authentication as the rest; a caller other than the
+server's owner gets the per-client series of its own clients only (``exposition(clients=...)``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
 
 SEARCH_TOOLS = {"memory_search", "artifact_search", "hybrid_search", "project_search", "search_memory",
                 "search_session_context", "search_reports_specific_chunks"}
@@ -113,8 +115,26 @@ class Metrics:
         else:
             self.jobs.labels(job).observe(seconds)
 
-    def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+    def exposition(self, clients: Collection[str] | None = None) -> bytes:
+        """Every series; with ``clients``, the per-client series of those clients only (the rest whole)."""
+        if clients is None:
+            return generate_latest(self.registry)
+        return generate_latest(_ClientsOnly(self.registry, self.clients.describe()[0].name, set(clients)))
+
+
+class _ClientsOnly:
+    """A registry's families as they are, but one family's samples only of the given clients."""
+
+    def __init__(self, registry: CollectorRegistry, family: str, clients: set[str]) -> None:
+        self.registry, self.family, self.clients = registry, family, clients
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.registry.collect():
+            if family.name == self.family:
+                kept = Metric(family.name, family.documentation, family.type, family.unit)
+                kept.samples = [s for s in family.samples if s.labels.get("client") in self.clients]
+                family = kept
+            yield family
 
 
 def outbox_backlog(store: Any) -> float:

@@ -17,10 +17,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config.settings import Settings, is_loopback
-from domain.access.principal import local_principal
+from domain.access.principal import LOCAL_USER, Principal, local_principal
 from domain.errors import MemtroveError
 from domain.artifacts.input import MAX_CONTENT
-from entrypoints.auth import AuthMiddleware, http_authenticator, local_until_tokens
+from entrypoints.auth import SHARED_TOKEN, AuthMiddleware, http_authenticator, local_until_tokens
+from entrypoints.mcp.identity import STATE_KEY, VIA_KEY
 from adapters.metrics import CONTENT_TYPE as METRICS_TYPE
 from entrypoints.mcp.server import VERSION
 from entrypoints.runtime import Runtime
@@ -190,8 +191,9 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
         return JSONResponse(report, status_code=200 if healthy else 503)
 
     @server.custom_route("/metrics", methods=["GET"])
-    async def metrics(_: Request) -> Response:
-        body = await anyio.to_thread.run_sync(runtime.metrics.exposition)
+    async def metrics(request: Request) -> Response:
+        clients = own_clients(request.scope.get("state"))
+        body = await anyio.to_thread.run_sync(runtime.metrics.exposition, clients)
         return Response(body, media_type=METRICS_TYPE)
 
     # The SDK's limit is a parameter: raised to ours, so BodyLimitMiddleware is the one that answers.
@@ -209,6 +211,17 @@ def build_http_app(server: MCPServer, runtime: Runtime, host: str) -> ASGIApp:
     page = build_ui(runtime, Sessions(authenticate, anonymous), transport_security(runtime.settings, host))
     # The page has a body limit of its own (an upload of files, 20 MB in all): the MCP one does not see it.
     return UiFirst(BodyLimitMiddleware(page, MAX_PAGE_BODY), AuthMiddleware(app, authenticate, anonymous))
+
+
+def own_clients(state: object) -> list[str] | None:
+    """Whose per-client series a /metrics caller sees: the server's owner (the shared token, or a loopback
+    server before tokens) every client's (None); a token's holder only its own token's and the page's
+    signed in with it; anyone else none."""
+    state = state if isinstance(state, dict) else {}
+    principal, via = state.get(STATE_KEY), state.get(VIA_KEY)
+    if isinstance(principal, Principal) and principal.user_id == LOCAL_USER:
+        return None
+    return [via, f"page ({via})"] if isinstance(via, str) and via != SHARED_TOKEN else []
 
 
 def _split(value: str) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.mcp_procs import blocking, http_server, http_session
+from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
 
 pytestmark = pytest.mark.slow
 TOKEN = "metrics-test-shared-token"
@@ -71,3 +71,32 @@ def test_metrics_count_what_the_server_did(tmp_path: Path) -> None:
         health = httpx.get(server.mcp_url.rsplit("/mcp", 1)[0] + "/health", headers=auth, timeout=30).json()
         assert health["status"] == "healthy" and set(health["checks"]) == {"metadata_store", "vector_index", "embedder"}
         assert health["checks"]["embedder"]["latency_ms"] >= 0 and health["checks"]["embedder"]["dimensions"] == 384
+
+
+def test_a_token_holder_sees_only_its_own_clients_series(tmp_path: Path) -> None:
+    """Per-client series (memtrove_client_calls_total{client=...}) are the owner's to see: a token's holder
+    gets its own token's (and its page's), never another token's; every other series stays whole."""
+    data = tmp_path / "data"
+    ids, secrets = {}, {}
+    for user in ("alice", "bob"):
+        made = run_cli(["token", "create", "--user", user], data)
+        assert made.returncode == 0, made.stderr
+        ids[user] = re.search(r"token_id: (\S+)", made.stdout).group(1)  # type: ignore[union-attr]
+        secrets[user] = re.search(r"secret:\s+(\S+)", made.stdout).group(1)  # type: ignore[union-attr]
+    with http_server(data, token=TOKEN) as server:
+        url = server.base_url + "/metrics"
+        for who in ("alice", "bob"):
+            with blocking(http_session(server.mcp_url, secrets[who])) as client:
+                assert not client.call("memory_store", {"content": f"{who} keeps bees.", "type": "fact",
+                                                        "confidence": 0.9}).is_error
+        with blocking(http_session(server.mcp_url, TOKEN)) as client:
+            assert not client.call("hybrid_search", {"query": "bees", "mode": "lexical"}).is_error
+
+        def clients(secret: str) -> set[str]:
+            text = httpx.get(url, headers={"Authorization": f"Bearer {secret}"}, timeout=30).text
+            assert sample(text, "memtrove_tool_calls_total", tool="memory_store", status="ok") == 2  # the rest whole
+            return set(re.findall(r'^memtrove_client_calls_total\{client="([^"]+)"', text, re.M))
+
+        assert clients(secrets["bob"]) == {ids["bob"]}
+        assert clients(secrets["alice"]) == {ids["alice"]}
+        assert clients(TOKEN) == {ids["alice"], ids["bob"], "shared token"}  # the owner sees every client
