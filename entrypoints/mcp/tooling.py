@@ -79,7 +79,28 @@ def lax_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotati
                               output_model=lax.fn_metadata.output_model, wrap_output=lax.fn_metadata.wrap_output,
                               strings=frozenset(name for name, declared in typed.fn_metadata.arg_model.model_fields.items()
                                                 if _admits_str(declared.annotation)))
-    return lax.model_copy(update={"parameters": typed.parameters, "failure": failure, "fn_metadata": as_sent})
+    return lax.model_copy(update={"parameters": compact_schema(typed.parameters), "failure": failure,
+                                  "fn_metadata": as_sent})
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The published input schema without what pydantic adds that tells a model nothing: titles made
+    from the parameter names ("Conversation Id"), and ``anyOf [X, null]`` with ``default: null`` for an
+    optional parameter (it is optional by not being required; null is still accepted when sent). Every
+    tool's schema is read by the client's model on each request, so this is paid for in its context."""
+    return {key: ({name: _compact_property(prop) for name, prop in value.items()} if key == "properties" else
+                  value) for key, value in schema.items() if key != "title"}
+
+
+def _compact_property(prop: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in prop.items() if k != "title" and not (k == "default" and v is None)}
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options and "default" not in out:
+        (kept,) = [o for o in options if o != {"type": "null"}]
+        out = {**{k: v for k, v in out.items() if k != "anyOf"}, **kept}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _compact_property(out["items"])
+    return out
 
 
 class ArgumentsAsSent(FuncMetadata):

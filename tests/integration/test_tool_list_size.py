@@ -1,6 +1,7 @@
 """What a client's context pays for the tool list: the default toolset stays within 4,000 cl100k tokens.
 
-Measured on the JSON of tools/list as a client receives it (compact), per toolset and for all.
+Measured on the JSON of tools/list with the usual separators (``", "`` and ``": "``, as most clients
+put the tools into a model's context), per toolset and for all.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def listed(tmp: Path, toolsets: tuple[str, ...]) -> list[dict]:
 
 
 def tokens(tools: list[dict]) -> int:
-    return len(cl100k_encoding().encode_ordinary(json.dumps({"tools": tools}, separators=(",", ":"))))
+    return len(cl100k_encoding().encode_ordinary(json.dumps({"tools": tools})))
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +58,17 @@ def test_every_toolset_is_listed_and_names_are_portable_and_unique(sizes) -> Non
     names = sizes["all"][2]
     assert len(names) == len(set(names)) == sum(sizes[t][0] for t in TOOLSETS)
     assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for n in names)
+
+
+def test_schemas_carry_no_generated_titles_or_null_branches(tmp_path: Path) -> None:
+    """What pydantic adds that tells a model nothing is left out; optional stays optional."""
+    tools = {t["name"]: t for t in listed(tmp_path, ("core",))}
+    for tool in tools.values():
+        schema = tool["inputSchema"]
+        assert "title" not in schema
+        for name, prop in schema["properties"].items():
+            assert "title" not in prop and {"type": "null"} not in prop.get("anyOf", []), (tool["name"], name, prop)
+    store = tools["memory_store"]["inputSchema"]
+    assert store["properties"]["conversation_id"] == {"description": "Optional context, up to 100 characters",
+                                                      "type": "string"}
+    assert "conversation_id" not in store["required"] and "content" in store["required"]
