@@ -15,6 +15,7 @@ from domain.ids import artifact_of, record_of
 from domain.model import EmbeddingProfile, Vector, VectorMatch, VectorRecord
 from domain.ports import Filter, VectorIndex
 from adapters.vectors.chroma_filters import metadatas_of, where_of
+from adapters.vectors.open_files import raise_open_files_limit
 from domain.upkeep.vector_sync import owner_field
 
 _PAGE = 5_000
@@ -234,6 +235,7 @@ class ChromaVectorIndex(VectorIndex):
                         f"Cannot connect to ChromaDB at {self._host}:{self._port}. Ensure ChromaDB is running."
                     ) from exc
             else:
+                raise_open_files_limit()  # before Chroma sizes its index cache from it: see open_files.py
                 self._client = self._call(lambda: chromadb.PersistentClient(path=self._path, settings=settings),
                                           "open the embedded Chroma store")
         return self._client
