@@ -70,15 +70,20 @@ def remote_of(directory: Path) -> str | None:
 
 
 class GitProjects(ProjectResolver):
-    def project_of(self, root_uris: Sequence[str]) -> str | None:
+    def project_of(self, root_uris: Sequence[str], read_disk: bool = True) -> str | None:
         for uri in root_uris:
             parts = urlsplit(uri)
-            if parts.scheme != "file":
+            if parts.scheme != "file" or not parts.path.startswith("/"):
                 continue
+            if not read_disk:  # a remote client's path: named as sent (normalised), nothing looked up here
+                return project_id(f"path:{os.path.normpath(unquote(parts.path))}")
             directory = Path(unquote(parts.path))
             if not directory.is_dir():
                 continue
             remote = remote_of(directory)
-            key = f"git:{normalised_remote(remote)}" if remote else f"path:{os.path.realpath(directory)}"
-            return f"prj_{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+            return project_id(f"git:{normalised_remote(remote)}" if remote else f"path:{os.path.realpath(directory)}")
         return None
+
+
+def project_id(key: str) -> str:
+    return f"prj_{hashlib.sha256(key.encode()).hexdigest()[:24]}"

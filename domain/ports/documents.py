@@ -108,7 +108,9 @@ class DocumentStore(Protocol):
 class ProjectResolver(Protocol):
     """Which project a client works in, from the roots it declares (spec 004 milestone 1)."""
 
-    def project_of(self, root_uris: Sequence[str]) -> str | None:
+    def project_of(self, root_uris: Sequence[str], read_disk: bool = True) -> str | None:
         """A stable project id: the first ``file://`` root's git remote URL hashed, else its path hashed;
-        None when no root names a local directory."""
+        None when no root names a local directory. ``read_disk`` False (a client over HTTP, whose roots
+        are paths on its own machine): the first ``file://`` root's path hashed, the server's disk never
+        looked at, so a caller cannot learn from its project what the server's folders hold."""
         ...

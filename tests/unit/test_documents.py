@@ -167,6 +167,26 @@ def test_projects_from_roots(tmp_path) -> None:
     assert projects.project_of(["https://example.com/x"]) is None
 
 
+def test_a_remote_clients_roots_name_a_project_without_reading_the_servers_disk(tmp_path, monkeypatch) -> None:
+    """Over HTTP a root is a path on the client's machine: its project is its path's, whether or not that
+    path exists or holds a git repository here, so the answer tells nothing about the server's folders."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:Acme/App.git\n')
+    projects = GitProjects()
+    local = projects.project_of([f"file://{tmp_path / 'plain'}"])
+    assert local is None  # on this machine a missing folder names no project
+    looked: list[str] = []
+    monkeypatch.setattr("adapters.files.projects.remote_of", lambda d: looked.append(str(d)))
+    monkeypatch.setattr("pathlib.Path.is_dir", lambda self: looked.append(str(self)) or True)
+    remote = {name: projects.project_of([f"file://{tmp_path / name}"], read_disk=False)
+              for name in ("repo", "repo/", "missing", "plain")}
+    assert looked == []  # nothing on the server's disk was asked
+    assert remote["repo"] == remote["repo/"] and len(set(remote.values())) == 3
+    assert all(p is not None and p.startswith("prj_") for p in remote.values())
+    assert projects.project_of(["https://example.com/x"], read_disk=False) is None
+
+
 def test_fit_cuts_at_a_paragraph() -> None:
     text = "a" * 150 + "\n\n" + "b" * 300
     assert fit(text, 1_000) == (text, False) and fit(text, 250) == ("a" * 150, True) and fit(text, 100) == ("", True)

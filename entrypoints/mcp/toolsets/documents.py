@@ -26,7 +26,7 @@ from domain.documents.model import DOC_CLASSES, KINDS
 from domain.documents.usecases import CommitEntries, ReadCanonical, UpsertCanonical, shown
 from domain.ports.documents import ProjectResolver
 from entrypoints.mcp import identity, render
-from entrypoints.mcp.roots import client_roots
+from entrypoints.mcp.roots import client_roots, over_http
 from entrypoints.mcp.toolkit import READ_ONLY, Toolbox, tool
 
 Key = Annotated[str, Field(description='Canonical key, e.g. "app" or "feature/auth"')]
@@ -61,7 +61,9 @@ class DocumentTools(Toolbox):
         if session in cache:
             return cache[session]
         roots = client_roots(ctx)
-        found = self.use(ProjectResolver)().project_of(roots) if roots is not None else None
+        # Over HTTP the roots are the client's own paths: never looked up on the server's disk.
+        found = self.use(ProjectResolver)().project_of(roots, read_disk=not over_http(ctx)) \
+            if roots is not None else None
         cache[session] = found or default
         return cache[session]
 
