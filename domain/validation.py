@@ -145,6 +145,23 @@ def optional_time(field: str, value: object) -> float | None:
     return epoch(value, field)
 
 
+MAX_PROJECT = 500  # characters of a project's name (a git remote's project id is far shorter)
+
+
+def optional_project(value: object) -> str | None:
+    """A project named by a caller (None: none): a non-blank string of at most MAX_PROJECT characters,
+    without control characters; an integer, a boolean, a list, "" or NUL is refused naming ``project``."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError("project", f"project must be a string naming a project (got {type(value).__name__})")
+    if not value.strip() or len(value) > MAX_PROJECT:
+        raise ValidationError("project", f"project must be 1-{MAX_PROJECT} characters (got {len(value)})")
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise ValidationError("project", "project must not contain control characters (NUL, newline, ...)")
+    return value
+
+
 def optional_span(since: object, until: object) -> tuple[float | None, float | None]:
     """``since`` and ``until`` as ``optional_time`` reads them; ``until`` before ``since`` refused naming it."""
     start, end = optional_time("since", since), optional_time("until", until)

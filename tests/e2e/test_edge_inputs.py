@@ -55,6 +55,10 @@ CASES = [
     BadInput("add-memory-nul", "add_memory", {"text": "tea\x00"}, "text"),
     BadInput("graph-status-unknown-build", "graph_status", {"build_id": "no-such-build"}, "build_id",
              kind="not_found"),
+    *(BadInput(f"index-codebase-project-{name}", "index_codebase", {"path": "/tmp", "project": value}, "project")
+      for name, value in (("list", ["x"]), ("int", 5), ("bool", True), ("empty", ""), ("nul", "a\x00"),
+                          ("1mb", "p" * 1_000_000))),
+    BadInput("clear-index-project-int", "clear_index", {"path": "/tmp", "project": 7}, "project"),
     BadInput("unmerge-unknown", "unmerge_entity", {"alias": "Bob", "entity": "Robert"}, "alias", kind="not_found"),
 ]
 

@@ -23,6 +23,7 @@ from domain.code.model import LANGUAGE_NAMES, SYMBOL_KINDS
 from domain.code.roots import Roots
 from domain.code.usecases import ClearIndex, CodeHit, IndexStatus, SearchCode, codebase_view
 from domain.errors import ValidationError
+from domain.validation import optional_project
 from domain.ports.code import Codebase
 from entrypoints.mcp import identity, render
 from entrypoints.mcp.long_calls import StillRunning, run_long
@@ -69,8 +70,9 @@ class CodeTools(Toolbox):
         declared = client_roots(ctx)
         return Roots(server, None if declared is None else tuple(declared))
 
-    def check_project(self, ctx: Context | None, project: str | None) -> None:
-        if project is not None and not identity.transport_principal(ctx, self.local).in_project(project):
+    def check_project(self, ctx: Context | None, project: object) -> None:
+        if optional_project(project) is not None and not identity.transport_principal(ctx, self.local).in_project(
+                project):
             raise ValidationError("project", f"This caller may not work in project {project!r}")
 
     @tool("Index a directory of source code (Python, JavaScript, TypeScript, Go, Rust, Java, C, C++) for "
