@@ -63,12 +63,13 @@ if TYPE_CHECKING:
     from domain.upkeep.reembed import Reembed
 
 
-def _vector_index(settings: Settings, profile: object) -> object:
-    """The configured vector store for a profile (another embedder's, when re-embedding)."""
+def _vector_index(settings: Settings, profile: object, store: object) -> object:
+    """The configured vector store for a profile (another embedder's, when re-embedding); a Chroma
+    collection whose HNSW files are lost is rebuilt from the store's copy, as the active one's is."""
     if settings.memtrove_vector_store == "pgvector":
         return factories.pgvector(profile, settings.database_url)
     return ChromaVectorIndex(profile, path=settings.chroma_path, host=settings.chroma_host,  # type: ignore[arg-type]
-                             port=settings.chroma_port)
+                             port=settings.chroma_port, source=store.stored_vectors)  # type: ignore[attr-defined]
 
 
 def _reembed(target_embedder: object, settings: Settings, active: object, store: object, chunker: object,
@@ -79,7 +80,7 @@ def _reembed(target_embedder: object, settings: Settings, active: object, store:
     kind = require_choice("target_embedder", target_embedder, EMBEDDERS)
     target = embedder_of_kind(kind, settings)
     profile = target.profile  # type: ignore[attr-defined]
-    index = _vector_index(settings, profile)
+    index = _vector_index(settings, profile, store)
     spec = settings.model_copy(update={"memtrove_embedder": kind}).chunk_spec(profile)
     return Reembed(active=active, target=target, target_vectors=index, store=store, artifacts=store,  # type: ignore[arg-type]
                    ledger=store, audit_log=store, split=PieceSplitter(target, chunker, tokenizer, spec),  # type: ignore[arg-type]
