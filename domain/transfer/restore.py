@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.access.privacy import Privacy
 from domain.artifacts.ingest import IngestArtifact
 from domain.artifacts.input import IngestRequest, validate
 from domain.chunking import content_hash
@@ -27,69 +26,19 @@ from domain.history.usecases import MAX_TURN_INDEX, AppendTurn, AppendTurnReques
 from domain.ids import MEMORY_ID, artifact_id
 from domain.memories.usecases import StoreMemory, StoreMemoryRequest
 from domain.memories.validity import FIELDS as VALIDITY
-from domain.model import LABEL_KEYS, ROLES, TAGS, RequestContext
+from domain.model import ROLES, RequestContext
 from domain.ports import ArtifactScopes, MetadataStore
+from domain.transfer.fields import ACCESS, FIELDS, ITEM_ID, LINKS, SAME_VERSION, as_record, labels_of, privacy, same
+from domain.transfer.links import PENDING, Link, problems
 from domain.transfer.records import KINDS
 from domain.validation import (
-    epoch, iso, optional_text, parse_timestamp, require_choice, require_id, require_int, require_text,
+    epoch, iso, optional_text, optional_time, parse_timestamp, require_choice, require_id, require_int, require_text,
 )
-
-PRIVACY = ("sensitivity", "visibility_scope", "retention_policy", "visible_to", "retention_days")
-ACCESS = ("acl", "sensitivity", "visibility_scope", "retention_policy", "expires_epoch")  # as stored
-FIELDS = {
-    "memory": {"kind", "id", "type", "confidence", "ts", "conversation_id", "content", *PRIVACY, *VALIDITY},
-    "turn": {"kind", "conversation_id", "turn_index", "role", "ts", "content", *PRIVACY},
-    "artifact": {"kind", "id", "artifact_type", "source_system", "source_id", "source_url", "title", "author",
-                 "participants", "ts", "chunker", "chunked", "labels", "content", *PRIVACY},
-    "document": {"kind", "project", "item_id", "version_num", "item_kind", "title", "created_at", "canonical_key",
-                 "doc_class", "tags", "pinned", "status", "session_id", "meta", "content"},
-    "entity": {"kind", "name", "entity_type", "observations"},
-    "relation": {"kind", "from", "to", "relation_type"},
-}
-ITEM_ID = re.compile(r"\Adoc_[0-9a-f]{32}\Z")
-SAME_VERSION = ("kind", "title", "content_hash", "created_at", "canonical_key", "doc_class", "tags", "pinned",
-                "status", "session_id", "meta")
-
 
 @dataclass(frozen=True, slots=True)
 class Step:
     write: Callable[[], bool] | None  # None: nothing to write; else the write (True: something added)
     status: str = "new"  # "new", "unchanged" (stored as it is) or "expired" (its retention ran out: left out)
-
-
-def same(stored: Any, wanted: Any, names: tuple[str, ...]) -> bool:
-    return all(getattr(stored, n) == getattr(wanted, n) for n in names)
-
-
-def privacy(record: dict[str, Any]) -> Privacy:
-    return Privacy(record.get("sensitivity", "normal"), record.get("visibility_scope", "me"),
-                   record.get("retention_policy", "forever"), record.get("visible_to"), record.get("retention_days"))
-
-
-def labels_of(value: object) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or any(k not in (*LABEL_KEYS, TAGS) for k in value):
-        raise ValidationError("labels", f"labels must be an object of {', '.join(LABEL_KEYS)} and {TAGS}")
-    tags = value.get(TAGS, [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise ValidationError("labels", "labels.tags must be a list of strings")
-    if any(not isinstance(v, (str, int, float, bool)) and v is not None for k, v in value.items() if k != TAGS):
-        raise ValidationError("labels", "a label's value must be text, a number or true/false")
-    return dict(value)
-
-
-RECORD_FIELDS = {"entityType": "entity_type", "relationType": "relation_type"}
-
-
-def as_record(read: Callable[[object], list[Any]], item: dict[str, Any]) -> list[Any]:
-    """The graph tools' check of one item, its errors naming the record's own field."""
-    try:
-        return read([item])
-    except ValidationError as exc:
-        field = exc.field.split("].", 1)[-1].split("[")[0]
-        named = RECORD_FIELDS.get(field, field)
-        raise ValidationError(named, exc.message.replace(exc.field, named)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +53,9 @@ class Restorer:
     graph: GraphStore
     context: RequestContext
     now: float
+    ids: dict[str, str] = field(default_factory=dict)  # a file's memory id -> the id it is stored under
     planned_versions: dict[tuple[str, str], int] = field(default_factory=dict)  # this batch's, per item
+    links: dict[str, Link] = field(default_factory=dict)  # this batch's memories' links, by stored id
 
     def plan(self, record: object, line: int) -> Step:
         """The record checked (a ValidationError names the line and the field), and its write."""
@@ -115,31 +66,70 @@ class Restorer:
             unknown = sorted(set(record) - FIELDS[kind])
             if unknown:
                 raise ValidationError(unknown[0], f"{unknown[0]} is not a field of a {kind} record")
-            steps = (self._memory, self._turn, self._artifact, self._document, self._entity, self._relation)
-            return steps[KINDS.index(kind)](record)
+            if kind == "memory":
+                return self._memory(record, line)
+            steps = (self._turn, self._artifact, self._document, self._entity, self._relation)
+            return steps[KINDS.index(kind) - 1](record)
         except ValidationError as exc:
             raise ValidationError(exc.field, f"line {line}: {exc.message} (field {exc.field}): nothing was "
                                              "imported") from None
+
+    def check_links(self, pending: set[str]) -> None:
+        """The batch's memories' links checked as a whole (domain/transfer/links.py), against the memories
+        the caller stored and those ``pending`` (of the same import, in its other calls)."""
+        stored: dict[str, Link | None] = {}
+
+        def resolve(memory_id: str) -> Link | str | None:
+            if memory_id in self.links:
+                return self.links[memory_id]
+            if memory_id in pending:
+                return PENDING
+            if memory_id not in stored:
+                found = self.store.get_memories([memory_id]).get(memory_id)
+                mine = found is not None and found.owner == self.context.actor and found.expires_epoch > self.now
+                stored[memory_id] = Link(memory_id, **{n: getattr(found, n) for n in VALIDITY}) if mine else None
+            return stored[memory_id]
+
+        for link, name, message in problems(sorted(self.links.values(), key=lambda x: x.line), resolve):
+            for given, placed in self.ids.items():  # the file's ids, as the caller wrote them
+                if given != placed:
+                    message = message.replace(placed, given)
+            raise ValidationError(name, f"line {link.line}: {message} (field {name}): nothing was imported")
 
     def _expired(self, record: dict[str, Any], ts: str) -> bool:
         """Whether the record's retention ran out since it was written (left out, not refused)."""
         policy = privacy(record).checked()["retention_policy"]
         return expiry(policy, epoch(ts), record.get("retention_days")) <= self.now
 
-    def _memory(self, record: dict[str, Any]) -> Step:
-        memory_id = require_id("id", record.get("id"), "mem_", MEMORY_ID, "32 hex characters")
+    def _memory(self, record: dict[str, Any], line: int) -> Step:
+        """A memory under the id ``ids`` gives it (domain/transfer/owned.py), its links following their
+        memories' ids; its links are noted (``links``) for the import's check of them as a whole."""
+        given = require_id("id", record.get("id"), "mem_", MEMORY_ID, "32 hex characters")
         ts = parse_timestamp("ts", record.get("ts"))
+        confidence = record.get("confidence")
+        if isinstance(confidence, float) and not math.isfinite(confidence):
+            raise ValidationError("confidence", f"confidence is not a finite number (got {confidence})")
+        kept = {name: record[name] for name in VALIDITY if record.get(name) is not None}  # its valid time, as it was
+        for name, value in kept.items():
+            if name in LINKS:
+                kept[name] = self.ids[require_id(name, value, "mem_", MEMORY_ID, "32 hex characters")]
+            else:
+                optional_time(name, value)
+        memory_id = self.ids[given]
+        self.links[memory_id] = Link(memory_id, line=line, **kept)
         if self._expired(record, ts):
             return Step(None, "expired")
         request = StoreMemoryRequest(record.get("content"), record.get("type"), record.get("confidence"),  # type: ignore[arg-type]
                                      record.get("conversation_id"), privacy(record))
-        kept = {name: record[name] for name in VALIDITY if record.get(name) is not None}  # its valid time, as it was
         memory = self.store_memory.write(request, memory_id, ts, check_only=True, kept=kept)
-        existing = self.store.get_memories([memory_id]).get(memory_id)
+        existing = self.store.get_memories([memory_id]).get(memory_id)  # the caller's own, if any (owned.py)
         if existing is not None:
             if same(existing, memory, ("owner", "content", "type", "confidence", "ts", "conversation_id", *ACCESS)):
+                # What the store keeps is the stored one, links and all: the import's links are checked with it.
+                self.links[memory_id] = Link(memory_id, line=line, **{n: getattr(existing, n) for n in VALIDITY})
                 return Step(None, "unchanged")
-            raise ValidationError("id", f"memory {memory_id} is already stored with other content or by another")
+            shown = given if memory_id == given else f"{given} (yours as {memory_id})"
+            raise ValidationError("id", f"memory {shown} is already stored with other content")
         return Step(lambda: bool(self.store_memory.write(request, memory_id, ts, kept=kept)))
 
     def _turn(self, record: dict[str, Any]) -> Step:
@@ -153,14 +143,14 @@ class Restorer:
         rights = privacy(record)
         access = rights.written(self.context, epoch(ts), self.now)
         mine = self.context.principal.user_id
-        existing = self.store.get_turn(conversation, index)
+        existing = self.store.get_turn(mine, conversation, index)
         if existing is not None and existing.content_hash == content_hash(content) and existing.role == role \
                 and existing.ts == ts and all(getattr(existing, k) == access[k] for k in ("owner", *ACCESS)):
             return Step(None, "unchanged")
         if existing is not None:
             raise ValidationError("turn_index", f"turn {index} of conversation {conversation!r} is already stored "
                                                 "with other content or by another")
-        if any(t.owner != mine for t in self.store.recent_turns(conversation, 1)):
+        if any(t.owner != mine for t in self.store.recent_turns(mine, conversation, 1)):
             raise ValidationError("conversation_id", f"conversation_id {conversation!r} is another caller's")
         request = AppendTurnRequest(conversation, role, content, index, ts, rights)
         return Step(lambda: self.append_turn(request).status != "unchanged")

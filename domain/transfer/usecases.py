@@ -8,8 +8,9 @@ writes the versions back and makes their artifacts again.
 
 ``ImportRecords`` takes a batch of records: with ``check`` it only validates them (nothing written),
 naming the line and the field of the first bad one; else it writes each as its writer's, the caller
-(a record's time, privacy and, for a memory, id kept): a memory with its id, a turn at its place, an
-artifact cut again by its chunker. A record already there as it is adds nothing (import a file
+(a record's time and privacy kept): a memory under its id or one of the caller's (owned.py), its
+supersession links checked with the batch, the store and the import's other calls (links.py), a turn
+at its place, an artifact cut again by its chunker. A record already there as it is adds nothing (import a file
 twice: nothing new); one there with other content or privacy is refused, never overwritten; one whose
 retention ran out since it was written is left out (counted as expired).
 """
@@ -39,10 +40,14 @@ from domain.ports.graph import GraphStore
 from domain.transfer.records import (
     KINDS, artifact_record, document_record, entity_record, memory_record, relation_record, turn_record,
 )
+from domain.transfer.owned import import_ids
+from domain.transfer.fields import LINKS
 from domain.transfer.restore import Restorer
-from domain.validation import epoch, require_int
+from domain.ids import MEMORY_ID
+from domain.validation import epoch, require_id, require_int
 
 CURSOR = "export"
+MAX_LINKED = 2000  # two links for each of a call's 1000 records
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +103,38 @@ class ExportPage:
                 return found, list(position)
 
     def _memories(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
-        return self._walk(lambda before: self.store.list_memories(None, count, before),  # type: ignore[arg-type]
-                          lambda m: (m.ts, m.id), lambda m: memory_hit(m, None), memory_record,
-                          tuple(after) if after else None, count, context, now)
+        found, position = self._walk(lambda before: self.store.list_memories(None, count, before),  # type: ignore[arg-type]
+                                     lambda m: (m.ts, m.id), lambda m: memory_hit(m, None), memory_record,
+                                     tuple(after) if after else None, count, context, now)
+        return self._paired(found, context, now), position
+
+    def _paired(self, records: list[dict[str, Any]], context: RequestContext, now: float) -> list[dict[str, Any]]:
+        """The records with only the links an import takes (domain/transfer/links.py): to a memory this
+        export holds too, which names this one back. A link to one deleted, expired or withheld is left
+        out (its valid_to stays: it ended then); so what an export writes, an import takes."""
+        on_page = {r["id"]: r for r in records}
+        named = {r[n] for r in records for n in LINKS if r.get(n)} - set(on_page)
+        held = [m for m in self.store.get_memories(sorted(named)).values() if self._mine(m, context, now)]
+        allowed = self._allowed([memory_hit(m, None) for m in held], context)
+        partners = {**{m.id: memory_record(m) for m in held if m.id in allowed}, **on_page}
+        def kept(record: dict[str, Any], name: str, back: str) -> bool:
+            partner = partners.get(record[name])
+            return partner is not None and partner.get(back) == record["id"] != record[name] and \
+                record.get("supersedes") != record.get("superseded_by")  # two replacing each other: neither
+
+        dropped = [(r, name) for r in records for name, back in (LINKS, LINKS[::-1])
+                   if r.get(name) and not kept(r, name, back)]
+        for record, name in dropped:
+            del record[name]
+        return records
 
     def _turns(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
         return self._walk(lambda position: self.store.turns_in_order(position, count),
-                          lambda t: (t.conversation_id, t.turn_index),
+                          lambda t: (t.conversation_id, t.owner, t.turn_index),
                           lambda t: Hit(id=t.id, type="history", score=0.0, content=t.content,
                                         fields={"conversation_id": t.conversation_id, "role": t.role}),
-                          turn_record, (str(after[0]), int(after[1])) if after else None, count, context, now)
+                          turn_record, (str(after[0]), str(after[1]), int(after[2])) if after else None, count,
+                          context, now)
 
     def _artifacts(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
         rule = access_filter(context, now)
@@ -161,13 +188,24 @@ class ImportRecords:
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
 
-    def __call__(self, records: object, first_line: object = 1, check: bool = False) -> dict[str, int]:
+    def __call__(self, records: object, first_line: object = 1, check: object = False,
+                 linked: object = None) -> dict[str, int]:
+        """``linked``: ids of memories the same import sends in its other calls that these records' links
+        name (domain/transfer/links.py): taken as coming, their pairs checked by whoever splits the import."""
         if not isinstance(records, list) or not records or len(records) > 1000:
             raise ValidationError("records", "records must be a list of 1-1000 export records")
         line = require_int("first_line", first_line, 1)
+        if not isinstance(check, bool):
+            raise ValidationError("check", f"check must be true or false (got {check!r})")
+        coming = pending_ids(linked)
+        context = self.identity()
+        named = [r.get(n) for r in records if isinstance(r, dict) and r.get("kind") == "memory"
+                 for n in ("id", *LINKS)]
+        ids = import_ids(self.store, context.actor, [*named, *coming])
         restorer = Restorer(self.store, self.scopes, self.store_memory, self.append_turn, self.ingest,
-                            self.documents, self.writer, self.graph, self.identity(), self.now())
+                            self.documents, self.writer, self.graph, context, self.now(), ids)
         planned = [restorer.plan(record, line + n) for n, record in enumerate(records)]
+        restorer.check_links({ids[m] for m in coming})
         counts = {"added": 0, "unchanged": 0, "expired": 0}
         for step in planned:
             if step.write is None or check:
@@ -177,3 +215,9 @@ class ImportRecords:
         return counts
 
 
+def pending_ids(linked: object) -> list[str]:
+    if linked is None:
+        return []
+    if not isinstance(linked, list) or len(linked) > MAX_LINKED:
+        raise ValidationError("linked", f"linked must be a list of at most {MAX_LINKED} memory ids")
+    return [require_id("linked", m, "mem_", MEMORY_ID, "32 hex characters") for m in linked]

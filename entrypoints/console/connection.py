@@ -48,14 +48,18 @@ async def connected(settings: Settings) -> AsyncIterator[Any]:
                 entered = True
                 yield client
         except Exception as exc:  # noqa: BLE001 - the handshake's failure, said plainly; the rest as it is
-            if entered:
+            if entered and _ours(exc):
                 raise
+            if entered:
+                raise CommandFailed(f"the data dir {data_dir}'s server at {holder['url']} stopped answering "
+                                    f"({_reason(exc)})") from None
             hint = "the token was refused?" if token else "it may need a token: set MEMTROVE_TOKEN"
             raise CommandFailed(f"the data dir {data_dir} is served over HTTP at {holder['url']}, which did not "
                                 f"accept this connection ({_reason(exc)}); {hint}") from None
         return
     if settings.memtrove_shared and uses_data_dir(settings):
-        async with Client(_socket(settings), read_timeout_seconds=READ_TIMEOUT) as client:
+        async with _lost(f"the data dir {data_dir}'s server"), \
+                Client(_socket(settings), read_timeout_seconds=READ_TIMEOUT) as client:
             yield client
         return
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -64,8 +68,28 @@ async def connected(settings: Settings) -> AsyncIterator[Any]:
     env = {**os.environ, "MEMTROVE_TOOLSETS": ",".join(TOOLSETS)}
     params = StdioServerParameters(command=command, args=[*prefix, "serve"], env=env)
     with open(os.devnull, "w", encoding="utf-8") as quiet:
-        async with Client(stdio_client(params, errlog=quiet), read_timeout_seconds=READ_TIMEOUT) as client:
+        async with _lost("the memtrove server this command started"), \
+                Client(stdio_client(params, errlog=quiet), read_timeout_seconds=READ_TIMEOUT) as client:
             yield client
+
+
+@asynccontextmanager
+async def _lost(server: str) -> AsyncIterator[None]:
+    """A connection that broke under a command (the server killed, gone) said as one line, not a
+    traceback: the command's own errors pass as they are."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - task groups wrap what broke; a MemtroveError inside is the command's
+        if _ours(exc):
+            raise
+        raise CommandFailed(f"{server} stopped answering ({_reason(exc)})") from None
+
+
+def _ours(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or holds) a command's own MemtroveError."""
+    if isinstance(exc, MemtroveError):
+        return True
+    return isinstance(exc, BaseExceptionGroup) and any(_ours(inner) for inner in exc.exceptions)
 
 
 @asynccontextmanager
@@ -108,7 +132,12 @@ def _reason(exc: BaseException) -> str:
 async def answer(client: Any, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
     """The tool's structured answer and its text; its error raised as CommandFailed (ValidationError,
     naming the field, for bad input). Arguments left as None are not sent."""
-    result = await client.call_tool(tool, {k: v for k, v in arguments.items() if v is not None})
+    try:
+        result = await client.call_tool(tool, {k: v for k, v in arguments.items() if v is not None})
+    except MemtroveError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the connection broke under the call: said, not a traceback
+        raise CommandFailed(f"the server stopped answering {tool} ({_reason(exc)})") from None
     structured = result.structured_content or {}
     text = "\n".join(getattr(c, "text", "") for c in result.content)
     if result.is_error:

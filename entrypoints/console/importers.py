@@ -155,9 +155,9 @@ def _service(path: Path, report: Report) -> Iterator[dict[str, Any]]:
 
 def _row(path: Path, report: Report, where: str, row: tuple[Any, ...]) -> dict[str, Any] | None:
     content_hash, content, tags, memory_type, metadata, created_at, created_iso, deleted_at, newer = row
-    try:  # metadata as the service reads it: anything but a JSON object is {}
+    try:  # metadata as the service reads it: anything but a JSON object is {} (too deep or long a number too)
         meta = json.loads(metadata) if isinstance(metadata, str) else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         meta = {}
     newer = newer or (meta.get("superseded_by") if isinstance(meta, dict) else None)
     if deleted_at is not None or newer:

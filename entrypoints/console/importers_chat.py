@@ -33,6 +33,7 @@ from typing import Any
 
 from entrypoints.console.importers import (PRIVACY, TURN_CHARS, ImportFormatError, Report, decode, visible,
                                            when)
+from entrypoints.console.jsonlines import JsonProblem, raw_decode
 
 SPACE = re.compile(r"[ \t\n\r]*")
 PLACEHOLDER = re.compile(r"\n*```\nThis block is not supported on your current device yet\.\n```\n*")
@@ -42,18 +43,22 @@ CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
 def conversations(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Each conversation of the array in ``path``, with where it is ("line 12: conversation 3")."""
     text = decode(path, path.read_bytes())
-    decoder, pos = json.JSONDecoder(), SPACE.match(text).end()  # type: ignore[union-attr]
+    pos = SPACE.match(text).end()  # type: ignore[union-attr]
     if not text.startswith("[", pos):
         raise ImportFormatError(path, "line 1", "conversations", "not a JSON array of conversations")
     pos, line, counted, n = SPACE.match(text, pos + 1).end(), 1, 0, 0  # type: ignore[union-attr]
     while not text.startswith("]", pos):
+        line, counted = line + text.count("\n", counted, pos), pos
+        where = f"line {line}: conversation {n}"
         try:
-            value, end = decoder.raw_decode(text, pos)
+            value, end = raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise ImportFormatError(path, f"line {exc.lineno}", "conversations",
                                     f"the conversations are not JSON ({exc.msg}, column {exc.colno})") from None
-        line, counted = line + text.count("\n", counted, pos), pos
-        where = f"line {line}: conversation {n}"
+        except JsonProblem as exc:
+            field = "conversation" if exc.field == "record" else exc.field.split(".")[0]
+            said = f"the conversation is {exc.problem}" if exc.field == "record" else exc.problem
+            raise ImportFormatError(path, where, field, said) from None
         if not isinstance(value, dict):
             raise ImportFormatError(path, where, "conversation", "a conversation must be a JSON object")
         yield where, value

@@ -7,12 +7,12 @@ createRelations, ensureMemoryFilePath) and its issues #3074, #3144 (lines with e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from entrypoints.console.importers import MEMORY_CHARS, ImportFormatError, Report, decode, visible
+from entrypoints.console.jsonlines import MAX_LINE, JsonProblem, LineTooLong, lines, loads
 
 KEYS = {"entity": ("name", "entityType"), "relation": ("from", "relationType", "to")}  # what loadGraph keeps
 
@@ -23,14 +23,16 @@ def read_reference(path: Path, report: Report) -> Iterator[dict[str, Any]]:
     would find it by name); a relation given twice is taken once."""
     entities: dict[str, dict[str, Any]] = {}
     relations: dict[tuple[str, str, str], int] = {}
-    for number, line in enumerate(decode(path, path.read_bytes()).split("\n"), start=1):
+    for number, line in _lines(path):
         if not line.strip():
             continue  # the server skips blank lines too
         where = f"line {number}"
         try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise ImportFormatError(path, where, "line", f"the line is not JSON ({exc})") from None
+            item = loads(line)
+        except JsonProblem as exc:
+            if exc.field == "record":
+                raise ImportFormatError(path, where, "line", f"the line is {exc.problem}") from None
+            raise ImportFormatError(path, where, exc.field.split(".")[0], exc.problem) from None
         if not isinstance(item, dict):
             raise ImportFormatError(path, where, "type", "the line is not a JSON object with a type")
         kind = item.get("type")
@@ -72,3 +74,21 @@ def read_reference(path: Path, report: Report) -> Iterator[dict[str, Any]]:
         yield {"kind": "relation", "from": source, "to": target, "relation_type": relation_type}
 
 
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line, read up to jsonlines.MAX_LINE bytes (a longer one is refused unread)."""
+    offset = 0
+    with open(path, "rb") as stream:
+        try:
+            for number, raw in lines(stream, MAX_LINE):
+                try:
+                    yield number, decode(path, raw) if number == 1 else raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ImportFormatError(path, f"line {number}", "content",
+                                            f"content is not UTF-8 (byte {offset + exc.start})") from None
+                offset += len(raw) + 1
+        except LineTooLong as exc:
+            raise ImportFormatError(path, f"line {exc.number}", "line",
+                                    f"the line is over {MAX_LINE:,} bytes, longer than any line the server writes: "
+                                    "it was not read further") from None

@@ -94,14 +94,18 @@ class ConsoleTools(Toolbox):
                          f"{len(records)} records{more}")
 
     @tool("Import records of memtrove's export format (written as yours, their times and privacy kept; one "
-          "already stored as it is adds nothing). check=true only validates.", writes=True)
+          "already stored as it is adds nothing; a memory id you do not hold may be stored under an id of "
+          "yours). check=true only validates.", writes=True)
     def store_import(
         self,
         records: Annotated[list[dict[str, Any]], Field(description="1-1000 export records (not the header line)")],
         first_line: Annotated[int, Field(description="Line of the first record in its file, for messages")] = 1,
-        check: Annotated[bool, Field(description="Only validate: nothing is written")] = False,
+        check: Annotated[bool, Field(description="Only validate: nothing is written (true or false)")] = False,
+        linked: Annotated[list[str] | None, Field(
+            description="An import split over calls: ids of memories it sends in its other calls that these "
+                        "records' supersedes/superseded_by name (at most 2000)")] = None,
     ) -> CallToolResult:
-        counts = self.use(ImportRecords)()(records, first_line, check)
+        counts = self.use(ImportRecords)()(records, first_line, check, linked)
         said = "would add" if check else "added"
         return render.ok(counts, f"{said} {counts['added']}, already stored {counts['unchanged']}")
 
