@@ -219,5 +219,10 @@ def test_anothers_memory_id_is_answered_as_a_free_one_over_http(tmp_path: Path, 
             told = answers(taken)
             assert told == answers(free), told  # nothing in any answer tells the two apart
             assert [is_error for is_error, _ in told] == [False, False, False, True, True, True]
+            listed = bob.call("memory_list", {"limit": 100}).structured_content["results"]
+            for check in (0, [], {}, "", None):  # only true or false: anything else is refused, nothing written
+                got = bob.call("store_import", {"records": [memory(ID[9], "Not written.")], "check": check})
+                assert got.is_error and got.structured_content["error"]["field"] == "check", got
+            assert bob.call("memory_list", {"limit": 100}).structured_content["results"] == listed
         with blocking(http_session(server.mcp_url, tokens["alice"])) as alice:
             assert alice.call("memory_get", {"memory_id": made["id"]}).structured_content == before
