@@ -1,5 +1,6 @@
 """The ``memtrove`` command: ``memtrove serve [--transport stdio|http] [--host H] [--port P]``, ``memtrove doctor
-[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py), ``memtrove ui`` (the page: entrypoints/web/), and the commands for
+[--rebuild-vectors]``, ``memtrove token create|list|revoke`` (entrypoints/tokens.py), ``memtrove ui`` (the page: entrypoints/web/),
+``memtrove stop [--data-dir D] [--force]`` (entrypoints/stop.py), and the commands for
 people, ``memtrove ingest|search|list|show|delete|stats`` (entrypoints/console/).
 Benchmarks are another command, ``memtrove-bench`` (bench/cli.py).
 
@@ -13,7 +14,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from domain.errors import ConfigurationError, MemtroveError
@@ -39,11 +42,13 @@ def parser(serve_only: bool = False) -> argparse.ArgumentParser:
     if serve_only:
         return root
     from entrypoints.console.commands import add_parsers
+    from entrypoints.stop import add_parser as add_stop_parser
     from entrypoints.tokens import add_parser
     from entrypoints.web.launch import add_parser as add_ui_parser
 
     add_parser(commands)
     add_ui_parser(commands)
+    add_stop_parser(commands)
     add_parsers(commands)
     return root
 
@@ -76,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
             from entrypoints.web.launch import run_ui
 
             return run_ui(settings, args)
+        if args.command == "stop":
+            from entrypoints.stop import run_stop
+
+            return run_stop(settings, args)
         if args.command == "token":
             from entrypoints.tokens import run_token
 
@@ -90,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                 from entrypoints.start import remember
 
                 start = remember(settings)  # the next stdio start reads these instead of loading the settings
+                hint_on_terminal()
                 if settings.memtrove_shared:
                     from entrypoints.bridge import run_bridge
 
@@ -121,6 +131,7 @@ def quick_serve(args: argparse.Namespace) -> int | None:
     from entrypoints.lazylog import logger
 
     logger.defer(start.log_level, start.log_format)
+    hint_on_terminal()
     if start.shared:
         from entrypoints.bridge import run_bridge
 
@@ -130,9 +141,24 @@ def quick_serve(args: argparse.Namespace) -> int | None:
     return run_local(start)
 
 
-def serve(settings: Settings, transport: str, host: str, port: int) -> int:
-    """Serve HTTP in this process (it owns the data dir as a shared server does); stdio is served by the
-    bridge or, with MEMTROVE_SHARED=false, by entrypoints/local.py."""
+def hint_on_terminal() -> None:
+    """A person who ran ``memtrove serve`` (or ./scripts/serve) in a terminal is told, on stderr, what it
+    waits for; stdout carries MCP only. A client starts it with pipes, and sees nothing of this."""
+    if not os.isatty(0):
+        return
+    from entrypoints.shared import memtrove_command
+
+    command = " ".join(memtrove_command())
+    print(f"memtrove: serving MCP on stdin/stdout: this waits for an MCP client, not for typing. Connect one "
+          f"(README \"Connect a client\"; Claude Code: claude mcp add memtrove -- {command} serve), or browse the "
+          f"store with `{command} ui`. Ctrl-D or Ctrl-C quits.", file=sys.stderr, flush=True)
+
+
+def serve(settings: Settings, transport: str, host: str, port: int,
+          announce: Callable[[], None] | None = None) -> int:
+    """Serve HTTP in this process (it owns the data dir as a shared server does, taken over from an idle
+    shared server); stdio is served by the bridge or, with MEMTROVE_SHARED=false, by entrypoints/local.py.
+    ``announce``: called once the data dir is this process's."""
     from loguru import logger
 
     from entrypoints.mcp.server import build_server
@@ -145,6 +171,8 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
         if uses_data_dir(settings):  # refused while another server owns the data dir
             held.enter_context(holding(data_dir_of(settings), {"kind": "http", "url": f"http://{host}:{port}/mcp/"}))
     with held:
+        if announce is not None:
+            announce()
         runtime = Runtime(settings, long_lived=True)
         runtime.start()
         server = build_server(runtime)
@@ -156,7 +184,23 @@ def serve(settings: Settings, transport: str, host: str, port: int) -> int:
 
             app = build_http_app(server, runtime, host)
             logger.info("serving transport=http url=http://{}:{}/mcp", host, port)
-            uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
+            # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again: by default
+            # that kills the process before the stores are closed. Here it ends the call instead.
+            previous = signal.signal(signal.SIGTERM, _terminated)
+            try:
+                uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
+            except Terminated:
+                logger.info("http_stopped signal=SIGTERM")
+            finally:
+                signal.signal(signal.SIGTERM, previous)
         finally:
             runtime.shutdown()
     return 0
+
+
+class Terminated(Exception):
+    """SIGTERM, once uvicorn has finished the requests in flight."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated

@@ -2,7 +2,9 @@
 
 Started by the first stdio bridge (``memtrove serve --owner``, detached, logging to
 ``<data dir>/server.log``); every connection shares its one Runtime (container, stores, Chroma client).
-It exits after MEMTROVE_IDLE_TIMEOUT seconds without a client (0: never), or on SIGTERM.
+It exits after MEMTROVE_IDLE_TIMEOUT seconds without a client (0: never), on SIGTERM, when asked to stop
+(``memtrove stop``; a command taking the data dir over: entrypoints/handover.py), or once its data dir is
+deleted (entrypoints/stopping.py).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from config.settings import TOOLSETS, Settings
+from entrypoints.handover import CONTROL_VERSION, read_request
 from entrypoints.shared import (OWNER_BUSY, DataDirBusy, DataDirLock, data_dir_of, embedder_label, log_path,
                                 prepare_socket_dir, read_hello, socket_path)
+from entrypoints.stopping import Stops, drain
 
 READ_CHUNK = 1 << 16
 MAX_MESSAGE = 64 << 20  # bytes in one JSON-RPC line; a 10 MB artifact, JSON-escaped, fits
@@ -45,7 +49,7 @@ def run_owner(settings: Settings) -> int:
     lock = DataDirLock(data_dir)
     try:
         lock.acquire({"kind": "stdio", "socket": str(path), "embedder": embedder_label(settings),
-                      "answers": answers_key(settings)})
+                      "answers": answers_key(settings), "control": CONTROL_VERSION})
     except DataDirBusy as exc:
         print(f"memtrove: {exc.message}", file=sys.stderr, flush=True)
         return OWNER_BUSY
@@ -54,18 +58,28 @@ def run_owner(settings: Settings) -> int:
         prepare_socket_dir(path, data_dir)
         preload_httpx()
         runtime = Runtime(settings, long_lived=True)
+        stops = Stops()
         try:
             runtime.start()
             runtime.check_store()
-            anyio.run(serve_connections, Servers(runtime, build_server), path, settings.memtrove_idle_timeout)
+            anyio.run(serve_connections, Servers(runtime, build_server), path, settings.memtrove_idle_timeout,
+                      stops, lock.replaced)
         finally:
+            if not stops.gone:  # a deleted data dir's writes are lost anyway: no waiting for them
+                drain(runtime.gate)
             runtime.shutdown()
-            with suppress(FileNotFoundError):
-                path.unlink()  # ours: we hold the lock
+            if not stops.gone:
+                with suppress(FileNotFoundError):
+                    path.unlink()  # ours: we hold the lock
             logger.info("owner_stopped pid={}", os.getpid())
-    finally:
+            stops.finish(lock.fd)
+    except BaseException:
         lock.release()
-    return 0
+        raise
+    # The lock goes with the process, and with every thread of it: a background call that outlived the
+    # drain writes nothing after the next server has opened the stores.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def preload_httpx() -> None:
@@ -102,9 +116,11 @@ class Servers:
         return self.built[chosen]
 
 
-async def serve_connections(servers: Servers, path: Path, idle_timeout: float) -> None:
+async def serve_connections(servers: Servers, path: Path, idle_timeout: float, stops: Stops,
+                            replaced: Callable[[], bool]) -> None:
     """Listen on ``path`` (mode 0600) and run the MCP session loop once per accepted connection, with
-    the toolsets the connection's bridge asks for in its first line (else the server's own)."""
+    the toolsets the connection's bridge asks for in its first line (else the server's own); a first line
+    that asks the server to stop is answered by ``stops``."""
     # MCPServer.run_stdio_async drives its low-level server the same way, once, over stdin/stdout.
     lowlevel = servers.lowlevel()
     options = lowlevel.create_initialization_options()
@@ -117,10 +133,17 @@ async def serve_connections(servers: Servers, path: Path, idle_timeout: float) -
 
     async with listener, lowlevel.lifespan(lowlevel) as state, anyio.create_task_group() as tasks:
         async def session(stream: ByteStream) -> None:
-            clients.opened()
+            clients.opened()  # counted from the moment it connects: a stop asked meanwhile sees it
+            counted = True
             try:
                 lines = read_lines(stream)
                 first = await anext(lines, None)
+                if first is not None and (asked := read_request(first)) is not None:
+                    clients.count -= 1  # no client: a request to stop
+                    counted = False
+                    await stops.answer(stream, *asked, clients.count, tasks.cancel_scope)
+                    return
+                clients.greeted()
                 asked = read_hello(first) if first is not None else None
                 chosen = servers.lowlevel(asked)
                 async with stream, message_streams(stream, chain(first if asked is None else None, lines)) as (
@@ -129,10 +152,12 @@ async def serve_connections(servers: Servers, path: Path, idle_timeout: float) -
             except Exception as exc:  # one session's failure never ends the others
                 logger.opt(exception=exc).warning("session_failed")
             finally:
-                clients.closed()
+                if counted:
+                    clients.closed()
 
         tasks.start_soon(listener.serve, session)
         tasks.start_soon(stop_on_signal, tasks.cancel_scope)
+        tasks.start_soon(stops.watch, replaced, tasks.cancel_scope)
         logger.info("owner_listening pid={} socket={} idle_timeout_s={:g}", os.getpid(), path, idle_timeout)
         await clients.idle_for(idle_timeout)
         logger.info("owner_idle_exit idle_timeout_s={:g} sessions_served={}", idle_timeout, clients.served)
@@ -157,6 +182,8 @@ class Clients:
 
     def opened(self) -> None:
         self.count += 1
+
+    def greeted(self) -> None:
         self.served += 1
         logger.info("client_connected clients={}", self.count)
 

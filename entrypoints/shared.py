@@ -4,7 +4,8 @@ The process that serves a data dir (the shared stdio owner, or an HTTP server on
 stores) holds an exclusive ``flock`` on ``<data dir>/memtrove.lock`` and writes who it is into
 that file (one JSON line: pid, kind, socket or URL), so anyone refused can name it. The lock is
 released by the kernel when the process ends, however it ends; the file itself is never removed
-(removing a lock file races with the next process opening it).
+(removing a lock file races with the next process opening it). A command that needs the data dir
+(``holding``) takes it over from a shared server with no client connected (entrypoints/handover.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import socket
@@ -37,6 +39,7 @@ OWNER_BUSY = 3  # exit code of a shared server that found the data dir taken (it
 MAX_SOCKET_PATH = 100
 LOCK_ATTEMPTS = 3  # a bridge probing the lock holds it for microseconds: retry briefly before refusing
 LOCK_RETRY_SECONDS = 0.05
+TAKE_OVER_TIMEOUT = 60.0  # seconds a command waits for a starting shared server to listen and hand over
 
 
 class DataDirBusy(ConfigurationError):
@@ -105,23 +108,64 @@ class DataDirLock:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.fd: int | None = None
+        self.identity = (0, 0)  # the lock file's device and inode
 
-    def acquire(self, holder: dict[str, Any]) -> None:
-        """Take the lock and record ``holder``; raises DataDirBusy naming the server that holds it."""
+    def acquire(self, holder: dict[str, Any], take_over: bool = False) -> None:
+        """Take the lock and record ``holder``; raises DataDirBusy naming the server that holds it.
+        ``take_over``: a shared server with no client connected is asked to stop and hand the lock over
+        (entrypoints/handover.py); one with clients is named with them, and how to stop it."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock_path(self.data_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        for attempt in range(LOCK_ATTEMPTS):
+        deadline = time.monotonic() + TAKE_OVER_TIMEOUT
+        for attempt in itertools.count():
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or attempt == LOCK_ATTEMPTS - 1:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                     os.close(fd)
                     raise DataDirBusy(describe(self.data_dir, read_holder(self.data_dir))) from None
+            if attempt + 1 < LOCK_ATTEMPTS:
                 time.sleep(LOCK_RETRY_SECONDS)
+                continue
+            found = read_holder(self.data_dir)
+            if not take_over or not can_hand_over(found) or time.monotonic() > deadline:
+                os.close(fd)
+                raise DataDirBusy(describe(self.data_dir, found)) from None
+            handed = self._ask(found)
+            if handed is not None:
+                os.close(fd)
+                fd = handed
+                break
+            time.sleep(LOCK_RETRY_SECONDS)  # not listening yet (starting), or stopping: look again
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps({"pid": os.getpid(), **holder}) + "\n").encode(), 0)
         self.fd = fd
+        status = os.fstat(fd)
+        self.identity = (status.st_dev, status.st_ino)
+
+    def _ask(self, found: dict[str, Any]) -> int | None:
+        """Ask the idle shared server ``found`` to hand the data dir over: its lock's descriptor, or None
+        when it did not (not listening yet, or already gone); DataDirBusy when it has clients."""
+        from entrypoints.handover import StopFailed, ask_to_stop
+
+        try:
+            outcome = ask_to_stop(str(found.get("socket") or socket_path(self.data_dir)), force=False,
+                                  hand_over=True, log=str(log_path(self.data_dir)))
+        except StopFailed as exc:
+            raise DataDirBusy(f"{describe(self.data_dir, found)} ({exc})") from None
+        if outcome is not None and outcome.refused:
+            raise DataDirBusy(describe(self.data_dir, {**found, "clients": outcome.clients}))
+        return outcome.lock_fd if outcome is not None else None
+
+    def replaced(self) -> bool:
+        """Whether the lock file this process holds is no longer the data dir's (deleted, or the data dir
+        deleted or moved, and maybe made anew by another server)."""
+        try:
+            status = os.stat(lock_path(self.data_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        return (status.st_dev, status.st_ino) != self.identity
 
     def release(self) -> None:
         if self.fd is not None:
@@ -131,8 +175,10 @@ class DataDirLock:
 
 @contextlib.contextmanager
 def holding(data_dir: Path, holder: dict[str, Any]) -> Iterator[DataDirLock]:
+    """The data dir's lock for a command that needs it (an HTTP server, doctor): an idle shared server
+    hands it over."""
     lock = DataDirLock(data_dir)
-    lock.acquire(holder)
+    lock.acquire(holder, take_over=True)
     try:
         yield lock
     finally:
@@ -173,17 +219,29 @@ def lock_is_held(data_dir: Path) -> bool:
     return False
 
 
+def can_hand_over(holder: dict[str, Any]) -> bool:
+    """Whether the holder is a shared server that understands a request to stop (entrypoints/handover.py;
+    an older one's record lacks ``control``)."""
+    return holder.get("kind") == "stdio" and isinstance(holder.get("control"), int) and holder["control"] >= 1
+
+
 def describe(data_dir: Path, holder: dict[str, Any]) -> str:
-    """One line naming the server that owns ``data_dir``."""
+    """One line naming the server that owns ``data_dir`` (and its connected clients, when counted)."""
     pid = holder.get("pid", "?")
     kind = holder.get("kind")
     if kind == "http":
         return (f"the data dir {data_dir} is already served over HTTP by memtrove pid {pid} "
-                f"({holder.get('url', '?')}): connect to that URL, or stop it, or use another MEMTROVE_DATA_DIR")
+                f"({holder.get('url', '?')}): connect to that URL, or stop it (Ctrl-C where it runs, or "
+                "`memtrove stop --force`), or use another MEMTROVE_DATA_DIR")
     if kind != "stdio":
         return f"the data dir {data_dir} is in use by memtrove pid {pid} ({kind or 'unknown'}): wait for it to finish"
-    return (f"the data dir {data_dir} is already served by memtrove pid {pid} (socket {holder.get('socket', '?')}): "
-            "stdio clients share it through 'memtrove serve'; stop it or use another MEMTROVE_DATA_DIR")
+    served = f"the data dir {data_dir} is already served by memtrove pid {pid} (socket {holder.get('socket', '?')})"
+    if clients := holder.get("clients"):
+        return (f"{served} with {clients} client{'s' if clients != 1 else ''} connected: close "
+                f"{'them' if clients != 1 else 'it'}, or stop it with `memtrove stop --force` (a client's next call "
+                "starts it again), or use another MEMTROVE_DATA_DIR")
+    return (f"{served}: stdio clients share it through 'memtrove serve'; stop it with `memtrove stop`, or use "
+            "another MEMTROVE_DATA_DIR")
 
 
 def connect(path: Path | str) -> socket.socket | None:

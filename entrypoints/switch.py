@@ -62,6 +62,16 @@ class Gate:
                 self._cond.notify_all()
         return release
 
+    def close(self, timeout: float) -> bool:
+        """Closed for good (the server stops: a call that comes now waits for ever); True once the calls
+        in flight have ended, False if they outlast ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            if not self._cond.wait_for(lambda: not self._closed, timeout):
+                return False  # a switch holds it: it ends with the background work it waits for
+            self._closed = True
+            return self._cond.wait_for(lambda: self._serving == 0, max(0.0, deadline - time.monotonic()))
+
     @contextmanager
     def exclusive(self, timeout: float | None = None) -> Iterator[None]:
         """Alone once the calls in flight end; TimeoutError (the gate open again) if they take longer."""

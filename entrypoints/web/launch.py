@@ -1,6 +1,7 @@
 """``memtrove ui``: the page of this data dir in a browser. When an HTTP server already serves the data
 dir, its page is opened; otherwise one is started here on loopback (the page at /ui, MCP at /mcp) and
-runs until Ctrl-C, as ``memtrove serve --transport http`` would."""
+runs until Ctrl-C, as ``memtrove serve --transport http`` would (taking the data dir over from a shared
+server with no client connected)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import webbrowser
 
 from config.settings import Settings
 from domain.errors import ConfigurationError
-from entrypoints.shared import data_dir_of, lock_is_held, read_holder, uses_data_dir
+from entrypoints.shared import (DataDirBusy, can_hand_over, data_dir_of, describe, lock_is_held, read_holder,
+                                uses_data_dir)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,16 +28,16 @@ def run_ui(settings: Settings, args: argparse.Namespace) -> int:
         url = str(holder["url"]).rstrip("/").removesuffix("/mcp") + "/ui/"
         _show(url, args.no_browser, now=True)
         return 0
-    if holder:
-        raise ConfigurationError(f"the data dir {data_dir} is held by a server without HTTP (pid {holder.get('pid')}, "
-                                 f"{holder.get('kind')}): the page needs an HTTP server. Stop that server (its MCP "
-                                 "clients start it again on demand) and run memtrove ui, or run memtrove serve "
-                                 "--transport http in its place")
+    if holder and not can_hand_over(holder):  # a doctor at work, or an older shared server
+        raise ConfigurationError(f"the page needs an HTTP server, and {describe(data_dir, holder)}")
     from entrypoints.cli import serve
 
     port = settings.mcp_port if args.port is None else args.port
-    _show(f"http://127.0.0.1:{port}/ui/", args.no_browser, now=False)
-    return serve(settings, "http", "127.0.0.1", port)
+    try:  # an idle shared server hands the data dir over; one with clients is named, with how to stop it
+        return serve(settings, "http", "127.0.0.1", port,
+                     announce=lambda: _show(f"http://127.0.0.1:{port}/ui/", args.no_browser, now=False))
+    except DataDirBusy as exc:
+        raise ConfigurationError(f"the page needs an HTTP server, and {exc.message}") from None
 
 
 def _show(url: str, quiet: bool, now: bool) -> None:

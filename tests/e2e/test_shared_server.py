@@ -182,6 +182,7 @@ def test_http_server_refuses_a_data_dir_a_shared_server_owns(fake: QuickFakeOpen
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1, done.stderr
         assert f"pid {pid}" in lines[0] and str(data_dir.resolve() / "memtrove.sock") in lines[0], lines[0]
+        assert "1 client connected" in lines[0] and "`memtrove stop --force`" in lines[0], lines[0]
         assert owner_pid(data_dir) == pid  # the running server is untouched
         assert desktop.run(scenario.list_memories, limit=1)["count"] == 0
 
