@@ -21,7 +21,7 @@ from entrypoints.console.importers import FORMATS as FOREIGN
 from entrypoints.fatal import say_fatal
 
 COMMANDS = ("ingest", "search", "list", "show", "delete", "stats", "export", "import")
-POSITIONAL = ("path", "paths", "id", "query")  # arguments without an option name to show
+POSITIONAL = ("path", "paths", "PATH", "id", "query")  # arguments without an option name to show
 MODES = ("hybrid", "vector", "lexical")
 
 

@@ -61,8 +61,15 @@ async def export(client: Any, path: str, progress: Progress, markdown: bool = Fa
         raise
     summary = {"path": str(target), "records": count, **kinds, "bytes": target.stat().st_size,
                "seconds": round(time.perf_counter() - started, 2)}
-    return summary, (f"exported {count} records ({', '.join(f'{n} {k}s' for k, n in kinds.items()) or 'nothing'}) "
+    return summary, (f"exported {count} records ({', '.join(counted(n, k) for k, n in kinds.items()) or 'nothing'}) "
                      f"to {target}: {summary['bytes']:,} bytes in {summary['seconds']} s")
+
+
+def counted(count: int, kind: str) -> str:
+    """``1 memory``, ``7 memories``, ``2 entities``, ``3 turns``: a record kind counted in English."""
+    if count == 1:
+        return f"1 {kind}"
+    return f"{count} {kind[:-1]}ies" if kind.endswith("y") and kind[-2:-1] not in "aeiou" else f"{count} {kind}s"
 
 
 async def export_markdown(client: Any, path: str) -> tuple[dict[str, Any], str]:

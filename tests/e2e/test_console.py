@@ -128,7 +128,7 @@ def test_commands_read_change_and_delete_what_an_agent_stored(data_dir: Path, en
 
 def test_bad_usage_exits_2_and_a_refusal_1(tmp_path: Path, data_dir: Path, env: dict[str, str]) -> None:
     missing = cli(data_dir, env, "ingest", str(tmp_path / "nowhere"), code=2)
-    assert "no such file or folder" in missing.stderr and missing.stdout == ""
+    assert "no such file or folder" in missing.stderr and missing.stdout == "" and "PATH" not in missing.stderr
     assert "limit" in cli(data_dir, env, "search", "x", "--limit", "0", code=2).stderr
     assert "--filter takes KEY=VALUE" in cli(data_dir, env, "search", "x", "--filter", "nokey", code=2).stderr
     assert "invalid choice" in cli(data_dir, env, "list", "everything", code=2).stderr
@@ -286,8 +286,9 @@ def test_memory_from_other_tools_is_imported_once(tmp_path: Path, data_dir: Path
     assert (again["added"], again["unchanged"]) == (0, first["chatgpt"]["added"])
     stats = as_json(data_dir, env, "stats")
     assert first["reference"]["added"] == 6 and stats["memories"] == {}  # the reference's file: the graph
-    graph = [json.loads(line) for line in cli(data_dir, env, "export", str(tmp_path / "all.jsonl")).stdout and
-             (tmp_path / "all.jsonl").read_text().splitlines()[1:]]
+    said = cli(data_dir, env, "export", str(tmp_path / "all.jsonl")).stdout
+    assert "3 entities" in said and "entitys" not in said and "memorys" not in said, said
+    graph = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()[1:]]
     assert [r["kind"] for r in graph if r["kind"] in ("entity", "relation")] == ["entity"] * 3 + ["relation"] * 3
     again = as_json(data_dir, env, "import", "--from", "reference", str(sources["reference"]))
     assert (again["added"], again["unchanged"]) == (0, 6)
