@@ -244,7 +244,9 @@ class IngestArtifact:
         known = known_vectors(self.store, self.copies, artifact, self.split) if replacing and self.copies else {}
         for number, batch in enumerate(self._batches(todo)):
             records = self._embed(artifact, batch, meta, len(targets) - done, progress, known)
-            done += len(batch)
+            # Progress counts records (chunks), as its total does; a batch holds their pieces (a chunk the
+            # model would truncate is several), so counting pieces ran past the total ("254 of 146").
+            done += len({record_id for record_id, _, _ in batch})
             job = replace(job, done=done, lease_until=self._lease())
             if not self.store.add_pending_vectors(job, collection, records):
                 if self.store.ingest_job(artifact.id) is None:

@@ -6,7 +6,9 @@ from typing import Protocol
 
 
 class Progress(Protocol):
-    """Told how far an ingest got; ``detached`` once nobody waits for the call any more."""
+    """Told how far an ingest got; ``detached`` once nobody waits for the call any more. ``done`` and
+    ``total`` count the same things, the records that get vectors (an artifact's chunks, or the artifact
+    when unchunked), never the pieces a record is embedded in: 0 <= done <= total."""
 
     detached: bool
 

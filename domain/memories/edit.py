@@ -39,7 +39,8 @@ class MemoryChange:
 @dataclass(frozen=True, slots=True)
 class EditMemory:
     """Only its owner may edit a memory (another's: refused, audited; one it may not see: "not found").
-    New words are embedded first; the row, its words and vectors are then replaced in one transaction."""
+    New words are embedded first; the row, its words and vectors are then replaced in one transaction.
+    An edit that changes nothing (every field given as stored) writes and audits nothing."""
 
     embedder: Embedder
     store: MetadataStore
@@ -68,8 +69,13 @@ class EditMemory:
             confidence=confidence if confidence is not None else found.confidence, profile=self.embedder.profile,
             **access)
         edited = dataclasses.replace(edited, token_count=self.tokenizer.count(edited.content))
-        changed = sorted(name for name, value in (("content", content), ("type", kind), ("confidence", confidence),
-                                                  ("privacy", privacy)) if value is not None)
+        # What differs from the stored memory, not what was given: a field given as it is changes nothing.
+        changed = sorted(name for name, differs in (
+            ("content", edited.content != found.content), ("type", edited.type != found.type),
+            ("confidence", edited.confidence != found.confidence),
+            ("privacy", any(getattr(edited, key) != getattr(found, key) for key in access))) if differs)
+        if not changed:  # given exactly as stored: nothing written, nothing audited
+            return found
         records = embed_pieces(self.embedder, edited.id, content_hash(edited.content), self.split(edited.content),
                                memory_metadata(edited))
         if not self.store.replace_memory(edited, audit("edit", COLLECTION, [edited.id], stamp, context,
