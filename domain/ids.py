@@ -15,14 +15,29 @@ def new_memory_id() -> str:
     return f"mem_{uuid.uuid4().hex}"
 
 
-def turn_id(conversation_id: str, turn_index: int) -> str:
-    return f"{conversation_id}_turn_{turn_index}"
+TURN_ID = re.compile(r"\A(.+)_turn_([0-9]+)(?:~([0-9a-f]{16}))?\Z", re.DOTALL)
+
+
+def turn_id(conversation_id: str, turn_index: int, owner: str = "local") -> str:
+    """A turn's id. Conversation ids are each owner's own: the local owner's turns keep the spec's
+    ``{conversation_id}_turn_{turn_index}``; another owner's add ``~`` and 64 bits of SHA-256 of the owner
+    (a user id may be 100 characters: the id must fit the 160 of its columns). Such an id never ends in a
+    digit after ``_turn_``, so no conversation id of the local owner, whatever its text, gives another
+    owner's turn id."""
+    if owner == "local":
+        return f"{conversation_id}_turn_{turn_index}"
+    return f"{conversation_id}_turn_{turn_index}~{owner_key(owner)}"
+
+
+def owner_key(owner: str) -> str:
+    """The 16 hex characters that stand for an owner in its turns' ids."""
+    return hashlib.sha256(owner.encode()).hexdigest()[:16]
 
 
 def turn_of(record_id: str) -> tuple[str, int] | None:
-    """The conversation and index of a turn's id (``turn_id``'s inverse); None for another id."""
-    conversation, found, index = record_id.rpartition("_turn_")
-    return (conversation, int(index)) if found and conversation and index.isascii() and index.isdigit() else None
+    """The conversation and index of a turn's id (``turn_id``'s inverse, less the owner); None for another id."""
+    found = TURN_ID.fullmatch(record_id)
+    return (found.group(1), int(found.group(2))) if found and found.group(2).isascii() else None
 
 
 def piece_id(record_id: str, content_hash: str, index: int) -> str:

@@ -138,7 +138,7 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
     def __init__(self) -> None:
         super().__init__()
         self.memories: dict[str, Memory] = {}
-        self.turns: dict[tuple[str, int], Turn] = {}
+        self.turns: dict[tuple[str, str, int], Turn] = {}  # by (owner, conversation id, turn index)
         self.audit: list[AuditEntry] = []
         self.profile: EmbeddingProfile | None = None
 
@@ -214,7 +214,8 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         del self.turns[found[0]]
         self._drop(["history", "history_context"], turn_id)
         self._queue(["history", "history_context"], turn_id)
-        after = self.turns.get((found[0][0], found[0][1] + 1))
+        owner, conversation, index = found[0]
+        after = self.turns.get((owner, conversation, index + 1))
         if after is not None:  # it was read after this one: now read alone (its own vectors)
             self.replace_vectors("history_context", after.id,
                                  [r for r, _ in self.stored.get(("history", after.id), {}).values()])
@@ -223,7 +224,7 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
 
     def put_turn(self, turn: Turn, entry: AuditEntry,
                  vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
-        self.turns[(turn.conversation_id, turn.turn_index)] = turn
+        self.turns[(turn.owner, turn.conversation_id, turn.turn_index)] = turn
         for collection, records in (vectors or {}).items():
             self.replace_vectors(collection, turn.id, records)
         self.audit.append(entry)
@@ -233,21 +234,21 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
         self._put(collection, owner, records)
         self._queue([collection], owner)
 
-    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
-        return self.turns.get((conversation_id, turn_index))
+    def get_turn(self, owner: str, conversation_id: str, turn_index: int) -> Turn | None:
+        return self.turns.get((owner, conversation_id, turn_index))
 
     def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]:
         wanted = set(ids)
         return {t.id: t for t in self.turns.values() if t.id in wanted}
 
-    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
-        rows = sorted((t for t in self.turns.values() if t.conversation_id == conversation_id
+    def recent_turns(self, owner: str, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
+        rows = sorted((t for t in self.turns.values() if t.owner == owner and t.conversation_id == conversation_id
                        and (before is None or t.turn_index < before)), key=lambda t: t.turn_index)
         return rows[-limit:]
 
-    def turns_in_order(self, after: tuple[str, int] | None, limit: int) -> list[Turn]:
-        rows = sorted(self.turns.values(), key=lambda t: (t.conversation_id, t.turn_index))
-        return [t for t in rows if after is None or (t.conversation_id, t.turn_index) > after][:limit]
+    def turns_in_order(self, after: tuple[str, str, int] | None, limit: int) -> list[Turn]:
+        rows = sorted(self.turns.values(), key=lambda t: (t.conversation_id, t.owner, t.turn_index))
+        return [t for t in rows if after is None or (t.conversation_id, t.owner, t.turn_index) > tuple(after)][:limit]
 
     def turn_hashes(self) -> dict[str, str]:
         return {t.id: t.content_hash for t in self.turns.values()}

@@ -146,7 +146,7 @@ class InMemoryDerivedGraph:
         return gone
 
     def put_turn(self, turn: Any, entry: AuditEntry, vectors: Any = None) -> None:
-        old = self.get_turn(turn.conversation_id, turn.turn_index)  # type: ignore[attr-defined]
+        old = self.get_turn(turn.owner, turn.conversation_id, turn.turn_index)  # type: ignore[attr-defined]
         super().put_turn(turn, entry, vectors)  # type: ignore[misc]
         self.forget_sources(None, [("turn", turn.id)] + ([("turn", old.id)] if old is not None else []), None)
 

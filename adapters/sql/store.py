@@ -16,6 +16,7 @@ from adapters.lexical.fts import MEMORY_INDEXES, Doc, LexicalBackend
 from adapters.lexical.sqlite import SqliteFts5
 from adapters.sql.base import metadata
 from adapters.sql.graph_derived import forget_records
+from adapters.sql.turn_keys import migrate_turn_keys
 from adapters.sql.turns import SqlTurns, turn_docs
 from adapters.sql.tables import (  # noqa: F401 - the tables' home; artifacts and ledger import them here
     VALIDITY, _memory, _profile, _profile_columns, _profile_values, access_values, add_access_columns,
@@ -91,6 +92,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         migrate_vector_tables(conn)
         add_validity_columns(conn)
         add_interval_columns(conn)
+        migrate_turn_keys(conn)  # a conversation id is each owner's own (after the outbox has its columns)
 
     def _prepare_lexical(self) -> None:
         """Create the text index; (re)build it from the rows when it is new or of an older version."""

@@ -124,7 +124,8 @@ turns = Table(
     Column("content_hash", String(64), nullable=False),
     *_profile_columns(),
     *access_columns(privacy=True),
-    UniqueConstraint("conversation_id", "turn_index", name="uq_turn_position"),
+    # A conversation id is each owner's own (adapters/sql/turn_keys.py upgrades older stores).
+    UniqueConstraint("conversation_id", "owner", "turn_index", name="uq_turn_owner_position"),
 )
 
 audit = Table(

@@ -1,5 +1,6 @@
 """Conversation turns in the SQL store: a turn's row, its lexical entries (its words, and its
-neighbours' of the same audience as context), its vectors and its outbox entries, one transaction."""
+neighbours' of the same audience as context), its vectors and its outbox entries, one transaction.
+A conversation is its owner's: turns are placed by (conversation id, owner, turn index)."""
 
 from __future__ import annotations
 
@@ -29,13 +30,18 @@ def _contexts(rows: Sequence[Any]) -> dict[str, str]:
 
 def turn_docs(conn: Connection) -> Iterator[tuple[str, Doc]]:
     """Every turn's lexical entry, for a rebuild of the index."""
-    rows = conn.execute(select(turns.c.conversation_id, *_NEARBY)
-                        .order_by(turns.c.conversation_id, turns.c.turn_index)).tuples()
-    for _, group in itertools.groupby(rows, key=lambda row: row[0]):
-        conversation = [row[1:] for row in group]
+    rows = conn.execute(select(turns.c.conversation_id, turns.c.owner, *_NEARBY)
+                        .order_by(turns.c.conversation_id, turns.c.owner, turns.c.turn_index)).tuples()
+    for _, group in itertools.groupby(rows, key=lambda row: row[:2]):
+        conversation = [row[2:] for row in group]
         contexts = _contexts(conversation)
         for tid, _, content, _, _ in conversation:
             yield "history", Doc(tid, None, None, content, contexts[tid])
+
+
+def _place(owner: str, conversation_id: str, turn_index: int) -> tuple[Any, ...]:
+    """Where a turn is: its owner's conversation, at its index."""
+    return turns.c.conversation_id == conversation_id, turns.c.owner == owner, turns.c.turn_index == turn_index
 
 
 class SqlTurns:
@@ -46,8 +52,8 @@ class SqlTurns:
     def put_turn(self, turn: Turn, entry: AuditEntry,
                  vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
         with self._write() as conn:  # type: ignore[attr-defined]
-            old = conn.execute(delete(turns).where(turns.c.conversation_id == turn.conversation_id,
-                                                   turns.c.turn_index == turn.turn_index).returning(turns.c.id))
+            old = conn.execute(delete(turns).where(*_place(turn.owner, turn.conversation_id, turn.turn_index))
+                               .returning(turns.c.id))
             replaced = [turn.id, *old.scalars().all()]
             self._lexical.unindex_records(conn, "history", replaced)
             forget_records(conn, "turn", replaced)
@@ -55,7 +61,7 @@ class SqlTurns:
                 id=turn.id, conversation_id=turn.conversation_id, turn_index=turn.turn_index, role=turn.role,
                 content=turn.content, ts=turn.ts, ts_epoch=epoch(turn.ts), token_count=turn.token_count,
                 content_hash=turn.content_hash, **_profile_values(turn.profile), **access_values(turn)))
-            self._index_turns_around(conn, turn.conversation_id, turn.turn_index)
+            self._index_turns_around(conn, turn.owner, turn.conversation_id, turn.turn_index)
             for collection, records in (vectors or {}).items():
                 drop_vectors(conn, [collection], turn.id)
                 put_vectors(conn, collection, turn.id, records)
@@ -67,16 +73,16 @@ class SqlTurns:
         turn after it, read after it until now, is read alone."""
         with self._write() as conn:  # type: ignore[attr-defined]
             gone = conn.execute(delete(turns).where(turns.c.id == turn_id)
-                                .returning(turns.c.conversation_id, turns.c.turn_index)).first()
+                                .returning(turns.c.owner, turns.c.conversation_id, turns.c.turn_index)).first()
             if gone is None:
                 return False
+            owner, conversation, index = gone
             self._lexical.unindex_records(conn, "history", [turn_id])
             forget_records(conn, "turn", [turn_id])
-            self._index_turns_around(conn, gone[0], gone[1])
+            self._index_turns_around(conn, owner, conversation, index)
             drop_vectors(conn, TURN_COLLECTIONS, turn_id)
             queue(conn, TURN_COLLECTIONS, turn_id)
-            after = conn.execute(select(turns.c.id).where(turns.c.conversation_id == gone[0],
-                                                          turns.c.turn_index == gone[1] + 1)).scalar()
+            after = conn.execute(select(turns.c.id).where(*_place(owner, conversation, index + 1))).scalar()
             if after is not None:  # it was read after this one: now read alone (its own vectors)
                 drop_vectors(conn, [CONTEXT], after)
                 columns = [c for c in vectors.c if c.name != "collection"]
@@ -88,22 +94,21 @@ class SqlTurns:
             self._append(conn, entry)  # type: ignore[attr-defined]
         return True
 
-    def _index_turns_around(self, conn: Connection, conversation_id: str, turn_index: int) -> None:
+    def _index_turns_around(self, conn: Connection, owner: str, conversation_id: str, turn_index: int) -> None:
         """(Re)index the turns whose entries hold the words of the turn at ``turn_index`` (it, if it is
-        stored, and its neighbours), in the caller's transaction."""
+        stored, and its neighbours in its owner's conversation), in the caller's transaction."""
         reach = CONTEXT_TURNS
         low, high = max(0, turn_index - 2 * reach), min(2**31 - 1, turn_index + 2 * reach)  # 32-bit column
-        nearby = conn.execute(select(*_NEARBY).where(turns.c.conversation_id == conversation_id,
+        nearby = conn.execute(select(*_NEARBY).where(turns.c.owner == owner, turns.c.conversation_id == conversation_id,
                                                      turns.c.turn_index.between(low, high))).tuples().all()
         contexts = _contexts(nearby)
         window = [(tid, content) for tid, index, content, _, _ in nearby if abs(index - turn_index) <= reach]
         self._lexical.unindex_records(conn, "history", [tid for tid, _ in window])
         self._lexical.index(conn, "history", [Doc(tid, None, None, content, contexts[tid]) for tid, content in window])
 
-    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None:
+    def get_turn(self, owner: str, conversation_id: str, turn_index: int) -> Turn | None:
         with self._read() as conn:  # type: ignore[attr-defined]
-            row = conn.execute(select(turns).where(turns.c.conversation_id == conversation_id,
-                                                   turns.c.turn_index == turn_index)).mappings().first()
+            row = conn.execute(select(turns).where(*_place(owner, conversation_id, turn_index))).mappings().first()
         return _turn(row) if row else None
 
     def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]:
@@ -113,19 +118,22 @@ class SqlTurns:
             rows = conn.execute(select(turns).where(turns.c.id.in_(list(ids)))).mappings().all()
         return {row["id"]: _turn(row) for row in rows}
 
-    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
-        query = (select(turns).where(turns.c.conversation_id == conversation_id)
+    def recent_turns(self, owner: str, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
+        query = (select(turns).where(turns.c.conversation_id == conversation_id, turns.c.owner == owner)
                  .order_by(turns.c.turn_index.desc()).limit(limit))
         if before is not None:
             query = query.where(turns.c.turn_index < before)
         with self._read() as conn:  # type: ignore[attr-defined]
             return [_turn(row) for row in reversed(conn.execute(query).mappings().all())]
 
-    def turns_in_order(self, after: tuple[str, int] | None, limit: int) -> list[Turn]:
-        query = select(turns).order_by(turns.c.conversation_id, turns.c.turn_index).limit(limit)
-        if after is not None:
-            query = query.where((turns.c.conversation_id > after[0])
-                                | ((turns.c.conversation_id == after[0]) & (turns.c.turn_index > after[1])))
+    def turns_in_order(self, after: tuple[str, str, int] | None, limit: int) -> list[Turn]:
+        t = turns.c
+        query = select(turns).order_by(t.conversation_id, t.owner, t.turn_index).limit(limit)
+        if after is not None:  # the key's own order (its unique index): a range scan
+            conversation, owner, index = after
+            query = query.where((t.conversation_id > conversation)
+                                | ((t.conversation_id == conversation) & (t.owner > owner))
+                                | ((t.conversation_id == conversation) & (t.owner == owner) & (t.turn_index > index)))
         with self._read() as conn:  # type: ignore[attr-defined]
             return [_turn(row) for row in conn.execute(query).mappings()]
 

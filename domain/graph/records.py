@@ -106,7 +106,7 @@ class Readable:
                                  epoch(t.ts))
             if len(batch) < PAGE:
                 return
-            after = (batch[-1].conversation_id, batch[-1].turn_index)
+            after = (batch[-1].conversation_id, batch[-1].owner, batch[-1].turn_index)
 
     def _artifacts(self, scope: Scope) -> Iterator[Source]:
         rule, before = access_filter(self.context, self.now), None

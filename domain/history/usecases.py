@@ -1,4 +1,11 @@
-"""Conversation history: append (idempotent per turn) and read back the latest turns."""
+"""Conversation history: append (idempotent per turn) and read back the latest turns.
+
+A conversation id is its owner's own, as a file name is in one's own folder: the caller's
+``history_append`` always writes to its own conversation of that id, whoever else uses the same id, so an
+id another caller has taken answers exactly as an unused one and leaves the other's conversation as it
+was. ``history_get`` reads the caller's own conversation, or with ``owner`` another's, of which it sees
+the turns shared with it (none, as for an id nobody used, otherwise).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from domain.chunking import content_hash
-from domain.access.principal import Identity
+from domain.access.principal import Identity, check_name
 from domain.access.privacy import Privacy, audience
 from domain.access.rules import access_fields, access_metadata, visible
 from domain.errors import MemtroveError, ValidationError
@@ -16,7 +23,7 @@ from domain.paging import Page, decode_cursor, encode_cursor
 from domain.model import ROLES, Hit, RequestContext, Turn
 from domain.pieces import Piece
 from domain.ports import Embedder, KeyLocks, MetadataStore, PrivacyPolicy, Tokenizer
-from domain.common import Clock, apply_policies, audit, denied, embed_pieces, utc_now
+from domain.common import Clock, apply_policies, audit, embed_pieces, utc_now
 from domain.validation import epoch, parse_timestamp, require_choice, require_int, require_text
 
 COLLECTION = "history"
@@ -64,38 +71,32 @@ class AppendTurn:
         index = require_int("turn_index", request.turn_index, 0, MAX_TURN_INDEX)
         ts = parse_timestamp("ts", request.ts) if request.ts is not None else None
         request.privacy.checked()
-        # The conversation's owner is checked and its turns written (this one, and the next one read
-        # again after it) under one lock: two callers starting one conversation at once cannot both
-        # pass the check, and the sweep deletes turns under it too.
-        with self.locks.hold(conversation_lock(conversation_id)):
-            return self._append(conversation_id, role, content, index, ts, request.privacy)
-
-    def _append(self, conversation_id: str, role: str, content: str, index: int, ts: str | None,
-                privacy: Privacy) -> AppendResult:
         context = self.identity()
+        # A conversation's turns are compared and written (this one, and the next one read again after
+        # it) under one lock of its owner's conversation; the sweep deletes turns under it too.
+        with self.locks.hold(conversation_lock(context.principal.user_id, conversation_id)):
+            return self._append(context, conversation_id, role, content, index, ts, request.privacy)
+
+    def _append(self, context: RequestContext, conversation_id: str, role: str, content: str, index: int,
+                ts: str | None, privacy: Privacy) -> AppendResult:
+        owner = context.principal.user_id
         digest = content_hash(content)
-        existing = self.store.get_turn(conversation_id, index)
-        latest = self.store.recent_turns(conversation_id, 1)
-        if any(t.owner != context.principal.user_id for t in (*latest, *([existing] if existing else []))):
-            # A conversation is its writer's: nobody else adds turns read beside (and after) theirs.
-            denied(self.store, context, "append", COLLECTION, conversation_id, "another owner's conversation",
-                   self.clock())
-            raise ValidationError("conversation_id", f"conversation_id {conversation_id!r} is another caller's: "
-                                                     "use a conversation_id of your own")
+        existing = self.store.get_turn(owner, conversation_id, index)
         stamp = ts or self.clock()
         now = epoch(self.clock())
         if existing and existing.content_hash == digest and existing.role == role and ts in (None, existing.ts) \
                 and existing.expires_epoch > now and _same_access(existing, privacy.fields(context, epoch(existing.ts))):
             return AppendResult(existing, "unchanged")
-        turn = Turn(
-            id=turn_id(conversation_id, index), conversation_id=conversation_id, role=role,
+        turn = Turn(  # a turn stored under an earlier id scheme keeps its id
+            id=existing.id if existing else turn_id(conversation_id, index, owner), conversation_id=conversation_id,
+            role=role,
             content=content, turn_index=index, ts=stamp,
             token_count=self.tokenizer.count(content), content_hash=digest,
             profile=self.embedder.profile, **privacy.written(context, epoch(stamp), now),
         )
         meta = turn_metadata(turn)
         pieces = self.split(content)
-        before = self.store.get_turn(conversation_id, index - 1) if index > 0 else None
+        before = self.store.get_turn(owner, conversation_id, index - 1) if index > 0 else None
         read = read_after(before, turn)
         in_context = self.split(read) if read != content else []
         records = embed_pieces(self.embedder, turn.id, digest, [*pieces, *in_context], meta)
@@ -104,7 +105,7 @@ class AppendTurn:
         self.store.put_turn(turn, audit(status, COLLECTION, [turn.id], self.clock(), context, pieces=len(plain)),
                             {COLLECTION: plain, CONTEXT_COLLECTION: contextual})
         if index < MAX_TURN_INDEX:
-            self._recontext(self.store.get_turn(conversation_id, index + 1), turn)
+            self._recontext(self.store.get_turn(owner, conversation_id, index + 1), turn)
         return AppendResult(turn, status)
 
     def _recontext(self, after: Turn | None, turn: Turn) -> None:
@@ -126,9 +127,9 @@ def _same_access(turn: Turn, fields: dict[str, object]) -> bool:
     return all(getattr(turn, name) == value for name, value in fields.items())
 
 
-def conversation_lock(conversation_id: str) -> str:
-    """The lock key of a conversation's writes (appends, and the sweep's deletes)."""
-    return f"conversation:{conversation_id}"
+def conversation_lock(owner: str, conversation_id: str) -> str:
+    """The lock key of an owner's conversation's writes (appends, and the sweep's deletes)."""
+    return f"conversation:{owner}\x1f{conversation_id}"
 
 
 def turn_metadata(turn: Turn) -> dict[str, object]:
@@ -147,7 +148,8 @@ def read_after(before: Turn | None, turn: Turn) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GetHistory:
-    """The last ``limit`` turns of a conversation, oldest first; ``cursor`` pages back to older ones."""
+    """The last ``limit`` turns of a conversation, oldest first; ``cursor`` pages back to older ones. The
+    caller's own conversation of that id, or ``owner``'s (only the turns it shares with the caller)."""
 
     store: MetadataStore
     policies: Sequence[PrivacyPolicy]
@@ -155,25 +157,27 @@ class GetHistory:
     now: Callable[[], float] = time.time
 
     def __call__(self, conversation_id: str, limit: int = 16, cursor: object = None,
-                 context: RequestContext | None = None) -> Page[Turn]:
+                 context: RequestContext | None = None, owner: object = None) -> Page[Turn]:
         conversation_id = require_text("conversation_id", conversation_id, 100)
         limit = require_int("limit", limit, 1, 50)
-        position = decode_cursor(cursor, f"history:{conversation_id}")
+        context = context or self.identity()
+        whose = context.principal.user_id if owner is None else check_name("owner", owner)
+        kind = f"history:{conversation_id}" if whose == context.principal.user_id else \
+            f"history:{whose}\x1f{conversation_id}"
+        position = decode_cursor(cursor, kind)
         if position is not None and (len(position) != 1 or not isinstance(position[0], int)):
             raise ValidationError("cursor", "Invalid cursor: pass a next_cursor value returned by this tool, unchanged")
-        context = context or self.identity()
         now = self.now()
         before = position[0] if position else None
         found: list[Turn] = []
         while len(found) <= limit:  # what the caller may see of the conversation, however much else it holds
-            batch = self.store.recent_turns(conversation_id, limit + 1, before)
+            batch = self.store.recent_turns(whose, conversation_id, limit + 1, before)
             found = [t for t in batch if visible(access_fields(t), context, now)] + found
             if len(batch) <= limit:
                 break
             before = batch[0].turn_index
         turns = found[-limit:]
-        next_cursor = encode_cursor(f"history:{conversation_id}", [turns[0].turn_index]) \
-            if len(found) > limit else None
+        next_cursor = encode_cursor(kind, [turns[0].turn_index]) if len(found) > limit else None
         hits = [Hit(id=t.id, type="history", score=0.0, content=t.content,
                     fields={"conversation_id": t.conversation_id, "role": t.role}) for t in turns]
         allowed = {h.id for h in apply_policies(self.policies, hits, context)}

@@ -57,7 +57,9 @@ class MetadataStore(Protocol):
 
     def put_turn(self, turn: Turn, entry: AuditEntry,
                  vectors: Mapping[str, Sequence[VectorRecord]] | None = None) -> None:
-        """The turn (replacing the one at its position) with its vectors per collection, at once."""
+        """The turn (replacing the one at its position: its owner's conversation and index) with its
+        vectors per collection, at once. A conversation id is its owner's own: two owners' conversations
+        of one id are two conversations."""
         ...
 
     def delete_turn(self, turn_id: str, entry: AuditEntry) -> bool:
@@ -68,17 +70,19 @@ class MetadataStore(Protocol):
         """An existing record's vectors in one collection become ``records`` (queued for the index)."""
         ...
 
-    def get_turn(self, conversation_id: str, turn_index: int) -> Turn | None: ...
+    def get_turn(self, owner: str, conversation_id: str, turn_index: int) -> Turn | None:
+        """The turn at that place of ``owner``'s conversation (never another owner's of the same id)."""
+        ...
 
     def get_turns(self, ids: Sequence[str]) -> dict[str, Turn]: ...
 
-    def recent_turns(self, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
-        """The last ``limit`` turns (with turn_index below ``before``), oldest first."""
+    def recent_turns(self, owner: str, conversation_id: str, limit: int, before: int | None = None) -> list[Turn]:
+        """The last ``limit`` turns of ``owner``'s conversation (with turn_index below ``before``), oldest first."""
         ...
 
-    def turns_in_order(self, after: tuple[str, int] | None, limit: int) -> list[Turn]:
-        """Every conversation's turns by (conversation id, turn index), those after ``after``, at most
-        ``limit`` (an export's pages)."""
+    def turns_in_order(self, after: tuple[str, str, int] | None, limit: int) -> list[Turn]:
+        """Every conversation's turns by (conversation id, owner, turn index), those after ``after`` (such
+        a triple), at most ``limit`` (an export's pages)."""
         ...
 
     def turn_hashes(self) -> dict[str, str]:

@@ -114,7 +114,7 @@ class Reembed:
         skipped += len(hashes) - len(turns)
         for t in turns.values():
             meta = turn_metadata(t)  # piece_records adds the version
-            before = self.store.get_turn(t.conversation_id, t.turn_index - 1) if t.turn_index > 0 else None
+            before = self.store.get_turn(t.owner, t.conversation_id, t.turn_index - 1) if t.turn_index > 0 else None
             plain = self._records([(t.id, t.content, -1)], t.content_hash, meta)
             read = read_after(before, t)
             contextual = self._records([(t.id, read, -1)], t.content_hash, meta) if read != t.content else plain

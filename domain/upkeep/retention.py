@@ -53,7 +53,7 @@ class ExpireItems:
         """A turn is deleted under its conversation's lock, as turns are appended (the turn after it
         is read again in the same transaction)."""
         turn = self.store.get_turns([turn_id]).get(turn_id)
-        return conversation_lock(turn.conversation_id) if turn else turn_id
+        return conversation_lock(turn.owner, turn.conversation_id) if turn else turn_id
 
     def _sweep(self, collection: str, expired: Callable[[float, int], list[str]],
                delete: Callable[[str, AuditEntry], object], lock: Callable[[str], str]) -> int:

@@ -66,10 +66,11 @@ def _heading(metadata: dict[str, Any]) -> str:
 
 async def conversation(ui: Ui, request: Request, caller: Caller) -> Response:
     conversation_id = request.path_params["conversation_id"]
+    owner = request.query_params.get("owner") or None  # another's conversation of that id (ids are each one's own)
     page = await ui.tool(caller, "history_get", conversation_id=conversation_id, limit=50,
-                         cursor=request.query_params.get("cursor") or None)
+                         cursor=request.query_params.get("cursor") or None, owner=owner)
     return ui.page(request, caller, "conversation.html", conversation_id=conversation_id, turns=page["turns"],
-                   earlier=page["next_cursor"])
+                   earlier=page["next_cursor"], owner=owner)
 
 
 async def conversations(ui: Ui, request: Request, caller: Caller) -> Response:

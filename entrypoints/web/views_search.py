@@ -9,6 +9,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
+from domain.access.principal import LOCAL_USER
 from domain.errors import ValidationError
 from entrypoints.web.app import PREFIX, Ui
 from entrypoints.web.caller import ToolFailed
@@ -61,7 +62,12 @@ def opened(hit: dict[str, Any]) -> dict[str, Any]:
         passage = f"?passage={hit['id']}#{hit['id']}" if hit["id"] != hit["artifact_id"] else ""
         link = f"{PREFIX}/artifacts/{hit['artifact_id']}{passage}"
     elif hit.get("conversation_id") is not None and hit.get("turn_index") is not None:
-        link = f"{PREFIX}/conversations/{quote(str(hit['conversation_id']))}#turn-{hit['turn_index']}"
+        # A conversation id is each owner's own: a hit's provenance names the turn's owner (none: the local
+        # owner); without provenance (a timeline event's turn) the link opens the caller's own.
+        provenance = hit.get("provenance")
+        owner = None if not isinstance(provenance, dict) else provenance.get("owner") or LOCAL_USER
+        whose = f"?owner={quote(owner)}" if owner else ""
+        link = f"{PREFIX}/conversations/{quote(str(hit['conversation_id']))}{whose}#turn-{hit['turn_index']}"
     return {**hit, "link": link, "text": hit.get("snippet") or hit.get("content") or ""}
 
 

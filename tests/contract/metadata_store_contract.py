@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from domain.ids import turn_id
 from domain.model import AuditEntry, EmbeddingProfile, Memory, Turn
 from domain.ports import AuditLog, MetadataStore
 from domain.memories.validity import holds
@@ -19,9 +20,10 @@ def memory(mid: str, kind: str = "fact", ts: str = "2025-01-01T00:00:00Z", conte
                   token_count=1, profile=PROFILE)
 
 
-def turn(conv: str, index: int, content: str = "hello", digest: str = "h" * 64) -> Turn:
-    return Turn(id=f"{conv}_turn_{index}", conversation_id=conv, role="user", content=content, turn_index=index,
-                ts="2025-01-01T00:00:00Z", token_count=1, content_hash=digest, profile=PROFILE)
+def turn(conv: str, index: int, content: str = "hello", digest: str = "h" * 64, owner: str = "local") -> Turn:
+    return Turn(id=turn_id(conv, index, owner), conversation_id=conv, role="user", content=content, turn_index=index,
+                ts="2025-01-01T00:00:00Z", token_count=1, content_hash=digest, profile=PROFILE, owner=owner,
+                acl=(f"u:{owner}",))
 
 
 def entry(action: str, *ids: str) -> AuditEntry:
@@ -108,28 +110,48 @@ class MetadataStoreContract:
     def test_turns_replace_by_position(self, store: MetadataStore) -> None:
         store.put_turn(turn("c1", 0, "first"), entry("appended", "c1_turn_0"))
         store.put_turn(turn("c1", 0, "second", "g" * 64), entry("replaced", "c1_turn_0"))
-        got = store.get_turn("c1", 0)
+        got = store.get_turn("local", "c1", 0)
         assert got is not None and got.content == "second" and got.content_hash == "g" * 64
         assert store.turn_hashes() == {"c1_turn_0": "g" * 64}
-        assert store.get_turn("c1", 1) is None
+        assert store.get_turn("local", "c1", 1) is None and store.get_turn("bob", "c1", 0) is None
+
+    def test_a_conversation_id_is_each_owners_own(self, store: MetadataStore) -> None:
+        """Two owners' turns at one place of one conversation id are two turns: each read, replaced and
+        deleted apart, never the other's."""
+        store.put_turn(turn("c1", 0, "mine"), entry("appended"))
+        store.put_turn(turn("c1", 0, "bob's", owner="bob"), entry("appended"))
+        store.put_turn(turn("c1", 1, "bob's next", owner="bob"), entry("appended"))
+        bob = turn_id("c1", 0, "bob")
+        assert bob != "c1_turn_0" and set(store.turn_hashes()) == {"c1_turn_0", bob, turn_id("c1", 1, "bob")}
+        assert store.get_turn("local", "c1", 0).content == "mine" and store.get_turn("bob", "c1", 0).content == "bob's"
+        assert [t.content for t in store.recent_turns("local", "c1", 5)] == ["mine"]
+        assert [t.content for t in store.recent_turns("bob", "c1", 5)] == ["bob's", "bob's next"]
+        store.put_turn(turn("c1", 0, "bob's again", "g" * 64, owner="bob"), entry("replaced"))
+        assert store.get_turn("local", "c1", 0).content == "mine"
+        assert store.delete_turn("c1_turn_0", entry("expired")) is True
+        assert store.get_turn("bob", "c1", 0).content == "bob's again" and store.get_turn("local", "c1", 0) is None
 
     def test_recent_turns_are_the_last_ones_oldest_first(self, store: MetadataStore) -> None:
         for i in (3, 0, 2, 1, 4):
             store.put_turn(turn("c1", i), entry("appended", f"c1_turn_{i}"))
         store.put_turn(turn("c2", 0), entry("appended", "c2_turn_0"))
-        assert [t.turn_index for t in store.recent_turns("c1", 3)] == [2, 3, 4]
-        assert [t.turn_index for t in store.recent_turns("c1", 50)] == [0, 1, 2, 3, 4]
-        assert store.recent_turns("nobody", 5) == []
+        assert [t.turn_index for t in store.recent_turns("local", "c1", 3)] == [2, 3, 4]
+        assert [t.turn_index for t in store.recent_turns("local", "c1", 50)] == [0, 1, 2, 3, 4]
+        assert store.recent_turns("local", "nobody", 5) == [] and store.recent_turns("bob", "c1", 5) == []
         assert set(store.get_turns(["c1_turn_1", "c2_turn_0", "x"])) == {"c1_turn_1", "c2_turn_0"}
 
-    def test_turns_in_order_page_by_conversation_then_index(self, store: MetadataStore) -> None:
-        for conv, i in (("c2", 0), ("c1", 10), ("c1", 2), ("c10", 0), ("c1", 0)):
-            store.put_turn(turn(conv, i), entry("appended", f"{conv}_turn_{i}"))
-        places = [(t.conversation_id, t.turn_index) for t in store.turns_in_order(None, 10)]
-        assert places == [("c1", 0), ("c1", 2), ("c1", 10), ("c10", 0), ("c2", 0)]  # index as a number
-        assert [(t.conversation_id, t.turn_index) for t in store.turns_in_order(("c1", 2), 2)] == [("c1", 10),
-                                                                                                  ("c10", 0)]
-        assert store.turns_in_order(("c2", 0), 10) == []
+    def test_turns_in_order_page_by_conversation_then_owner_then_index(self, store: MetadataStore) -> None:
+        for conv, i, owner in (("c2", 0, "local"), ("c1", 10, "local"), ("c1", 2, "local"), ("c10", 0, "local"),
+                               ("c1", 0, "local"), ("c1", 1, "bob"), ("c1", 0, "bob")):
+            store.put_turn(turn(conv, i, owner=owner), entry("appended"))
+        places = [(t.conversation_id, t.owner, t.turn_index) for t in store.turns_in_order(None, 10)]
+        assert places == [("c1", "bob", 0), ("c1", "bob", 1), ("c1", "local", 0), ("c1", "local", 2),
+                          ("c1", "local", 10), ("c10", "local", 0), ("c2", "local", 0)]  # index as a number
+        assert [(t.conversation_id, t.owner, t.turn_index) for t in store.turns_in_order(("c1", "bob", 1), 2)] == [
+            ("c1", "local", 0), ("c1", "local", 2)]
+        assert [(t.conversation_id, t.turn_index) for t in store.turns_in_order(("c1", "local", 2), 2)] == [
+            ("c1", 10), ("c10", 0)]
+        assert store.turns_in_order(("c2", "local", 0), 10) == []
 
     def test_expired_memories_and_turns_are_listed_soonest_first(self, store: MetadataStore) -> None:
         store.add_memory(dataclasses.replace(memory("mem_a"), expires_epoch=200.0), entry("store", "mem_a"))
@@ -147,7 +169,7 @@ class MetadataStoreContract:
             store.put_turn(turn("c1", i, f"words {i}"), entry("appended", f"c1_turn_{i}"))
         assert store.delete_turn("c1_turn_1", entry("expired", "c1_turn_1")) is True
         assert store.delete_turn("c1_turn_1", entry("expired", "c1_turn_1")) is False
-        assert [t.turn_index for t in store.recent_turns("c1", 10)] == [0, 2]
+        assert [t.turn_index for t in store.recent_turns("local", "c1", 10)] == [0, 2]
         assert store.get_turns(["c1_turn_1"]) == {} and set(store.turn_hashes()) == {"c1_turn_0", "c1_turn_2"}
         assert [e.action for e in store.recent(2)] == ["expired", "appended"]
 
@@ -191,5 +213,5 @@ class MetadataStoreContract:
         assert [m.id for m in rest] == ["mem_2", "mem_1", "mem_0"]
         for i in range(6):
             store.put_turn(turn("c1", i), entry("append"))
-        assert [t.turn_index for t in store.recent_turns("c1", 2, before=4)] == [2, 3]
-        assert [t.turn_index for t in store.recent_turns("c1", 9, before=1)] == [0]
+        assert [t.turn_index for t in store.recent_turns("local", "c1", 2, before=4)] == [2, 3]
+        assert [t.turn_index for t in store.recent_turns("local", "c1", 9, before=1)] == [0]

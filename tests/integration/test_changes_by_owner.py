@@ -84,11 +84,16 @@ def test_others_items_are_read_not_changed(world: tuple[Runtime, Caller]) -> Non
             turn = await call(ALICE, "history_append", conversation_id="offsite", role="user",
                               content="Book the Lisbon hotel", turn_index=0, visibility_scope="team")
             assert not turn.is_error and turn.structured_content["visibility_scope"] == "team"
-            seen = await call(BOB, "history_get", conversation_id="offsite")
+            seen = await call(BOB, "history_get", conversation_id="offsite", owner="alice")
             assert [t["content"] for t in seen.structured_content["turns"]] == ["Book the Lisbon hotel"]
+            # A conversation id is each caller's own: bob's "offsite" is his, beside alice's, which stays as it was.
             beside = await call(BOB, "history_append", conversation_id="offsite", role="user",
-                                content="and the flights", turn_index=1)
-            assert beside.is_error and beside.structured_content["error"]["field"] == "conversation_id"
+                                content="and the flights", turn_index=0)
+            assert not beside.is_error and beside.structured_content["status"] == "appended"
+            assert [t["content"] for t in (await call(BOB, "history_get", conversation_id="offsite"))
+                    .structured_content["turns"]] == ["and the flights"]
+            again = await call(BOB, "history_get", conversation_id="offsite", owner="alice")
+            assert again.structured_content["turns"] == seen.structured_content["turns"]
 
             whole = await call(BOB, "artifact_reembed", target_embedder="local")
             assert whole.is_error and whole.structured_content["error"]["field"] == "artifact_id"
@@ -117,5 +122,4 @@ def test_others_items_are_read_not_changed(world: tuple[Runtime, Caller]) -> Non
 
     asyncio.run(run())
     assert denials(runtime) == [("bob", "delete", "another owner's"), ("carol", "delete", "not visible to the caller"),
-                                ("bob", "append", "another owner's conversation"),
                                 ("alice", "get", "not visible to the caller")]

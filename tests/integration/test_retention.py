@@ -100,7 +100,7 @@ def test_memories_and_turns_expire_like_artifacts(w) -> None:
     assert w.store.get_memories([weekly.id, kept.id]) == {kept.id: kept}
     assert w.store.lexical_search("memory", ["ferry"], 5) == []
     assert ExpireItems(w.store, w.store, now=lambda: T2020 + 2 * YEAR)() == 2
-    assert w.store.recent_turns("trip", 10) == [] and w.store.lexical_search("history", ["island"], 5) == []
+    assert w.store.recent_turns("local", "trip", 10) == [] and w.store.lexical_search("history", ["island"], 5) == []
     expired = [e for e in w.store.recent(20) if e.action == "expired"]
     assert sorted(e.collection for e in expired) == ["history", "history", "memory"]
     assert all(e.actor == "retention" for e in expired)

@@ -61,3 +61,24 @@ def test_bad_paging_is_refused_by_name(world, limit, cursor, field) -> None:
     with pytest.raises(ValidationError) as refused:
         ListConversations(world.store, [], identity=lambda: LOCAL)(limit, cursor)
     assert refused.value.field == field
+
+
+def test_two_owners_conversations_of_one_id_are_listed_apart_and_paged_whole(world, monkeypatch) -> None:
+    """A conversation id is each owner's own: bob's "shared" beside the local owner's (opened to him), each
+    with its owner, counted apart; a page never splits either."""
+    monkeypatch.setattr(listing, "BATCH", 2)
+    for i in range(3):
+        append(world, "shared", i, privacy=Privacy(visibility_scope="custom", visible_to=["bob"]))
+    for i in range(2):
+        append(world, "shared", i, who=BOB)
+    append(world, "zeta", 0, who=BOB)
+    lister = ListConversations(world.store, [AllowAllPolicy()], identity=lambda: BOB)
+    rows, page = [], lister(1)
+    while True:
+        rows += [(c.conversation_id, c.owner, c.turns) for c in page]
+        if not page.next_cursor:
+            break
+        page = lister(1, page.next_cursor)
+    assert rows == [("shared", "bob", 2), ("shared", "local", 3), ("zeta", "bob", 1)]
+    assert [(c.conversation_id, c.owner) for c in ListConversations(
+        world.store, [AllowAllPolicy()], identity=lambda: LOCAL)(10)] == [("shared", "local")]  # bob's are his

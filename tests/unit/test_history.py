@@ -41,7 +41,7 @@ def test_new_content_replaces_turn_and_its_vectors(world) -> None:
     assert len(synced(world).vectors.vectors_of("history", ["c_turn_0"])["c_turn_0"]) > 1
     result = append(AppendTurnRequest("c", "user", "brand new", 0))
     assert result.status == "replaced"
-    assert world.store.get_turn("c", 0).content == "brand new"
+    assert world.store.get_turn("local", "c", 0).content == "brand new"
     assert len(world.vectors.vectors_of("history", ["c_turn_0"])["c_turn_0"]) > 1  # the old ones, until the sync
     assert world.store.oldest_queued() is not None
     digest = result.turn.content_hash[:12]
@@ -126,7 +126,7 @@ def test_concurrent_appends_of_one_turn_leave_row_and_vectors_agreeing(world) ->
         t.start()
     for t in threads:
         t.join()
-    digest = world.store.get_turn("c", 0).content_hash
+    digest = world.store.get_turn("local", "c", 0).content_hash
     for collection in ("history", CONTEXT_COLLECTION):
         versions = {version_of(vid) for vid in synced(world).vectors.all_vectors(collection)}
         assert versions == {digest[:12]}
@@ -208,3 +208,38 @@ def test_a_reply_is_found_through_the_turn_it_answers(world) -> None:
     spec = search(SearchRequest("When was the puppy adopted from the shelter?", 4, include_history=True,
                                 profile="default")).hits
     assert all("contextual" not in h.fields["signals"] for h in spec)  # spec 004's profiles: three signals
+
+
+def test_a_conversation_id_another_caller_took_answers_as_an_unused_one(world) -> None:
+    """Bob's append into alice's conversation id is his own new conversation: the same answer as for an id
+    nobody used (turn 0 included: no "already stored"), and alice's conversation is untouched."""
+    from domain.access.principal import Principal, RequestContext
+    from domain.access.privacy import Privacy
+    from domain.ids import turn_id
+
+    alice, bob = RequestContext(Principal("alice", teams=("eng",))), RequestContext(Principal("bob", teams=("eng",)))
+
+    def append(who, *args, **kwargs):
+        return AppendTurn(world.embedder, world.store, world.store, world.split, world.tokenizer,
+                          identity=lambda: who, clock=lambda: "2026-01-01T00:00:00Z")(AppendTurnRequest(*args, **kwargs))
+
+    append(alice, "alice-conv", "user", "Alice's plan for the offsite.", 0)
+    append(alice, "alice-conv", "user", "Booked the team dinner.", 1, privacy=Privacy(visibility_scope="team"))
+    before = dict(world.store.turns)
+    taken = append(bob, "alice-conv", "user", "Bob's own words.", 0)
+    unused = append(bob, "never-used", "user", "Bob's own words.", 0)
+    assert (taken.status, unused.status) == ("appended", "appended")
+    assert taken.turn.id == turn_id("alice-conv", 0, "bob") and unused.turn.id == turn_id("never-used", 0, "bob")
+    assert {k: v for k, v in world.store.turns.items() if k[0] == "alice"} == {
+        k: v for k, v in before.items() if k[0] == "alice"}
+    mine = GetHistory(world.store, world.policies, identity=lambda: bob)("alice-conv")
+    assert [t.content for t in mine] == ["Bob's own words."]
+    theirs = GetHistory(world.store, world.policies, identity=lambda: bob)("alice-conv", owner="alice")
+    assert [t.content for t in theirs] == ["Booked the team dinner."]  # only what alice shares with him
+    nobody = GetHistory(world.store, world.policies, identity=lambda: bob)("alice-conv", owner="carol")
+    assert list(nobody) == [] and nobody.next_cursor is None
+    assert [t.content for t in GetHistory(world.store, world.policies, identity=lambda: alice)("alice-conv")] == [
+        "Alice's plan for the offsite.", "Booked the team dinner."]
+    with pytest.raises(ValidationError) as refused:
+        GetHistory(world.store, world.policies, identity=lambda: bob)("alice-conv", owner="not a user")
+    assert refused.value.field == "owner"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from domain.errors import ValidationError
@@ -45,3 +47,16 @@ def test_a_turn_id_reads_back_its_conversation_and_index() -> None:
 
     assert turn_of(turn_id("week_turn_3", 12)) == ("week_turn_3", 12)
     assert turn_of("mem_" + "0" * 32) is None and turn_of("_turn_4") is None and turn_of("c_turn_x") is None
+
+
+@pytest.mark.parametrize("conversation", ["c", "week_turn_3", "a~b", "x_turn_1~0123456789abcdef", "é\nz" * 30])
+def test_another_owners_turn_ids_never_meet_the_local_owners(conversation: str) -> None:
+    """A conversation id is each owner's own: the local owner's turn ids keep the spec's form, another owner's
+    name it (64 bits of its hash), fit the 160 characters of their columns, and read back their place."""
+    from domain.ids import turn_id, turn_of
+
+    local, bob, long = (turn_id(conversation, 7, owner) for owner in ("local", "bob", "u" * 100))
+    assert local == f"{conversation}_turn_7" and len({local, bob, long}) == 3 and len(long) <= 160
+    assert turn_of(local) == turn_of(bob) == turn_of(long) == (conversation, 7)
+    # No conversation id of the local owner, whatever its text, gives another owner's turn id.
+    assert re.fullmatch(r".*_turn_[0-9]+", bob, re.DOTALL) is None and re.fullmatch(r".*_turn_[0-9]+", long, re.DOTALL) is None

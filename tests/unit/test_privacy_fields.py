@@ -115,7 +115,7 @@ def test_each_write_use_case_refuses_a_write_nobody_could_read_and_writes_nothin
             with pytest.raises(ValidationError) as refused:
                 write(Privacy(retention_policy="1y"), "1970-01-01T00:00:00Z")
             assert refused.value.field == "ts", kind
-    assert w.store.memories == {} and w.store.recent_turns("trip", 5) == [] and w.store.recent(10) == []
+    assert w.store.memories == {} and w.store.turns == {} and w.store.recent(10) == []
     assert w.store.lexical_search("artifact", ["ferry"], 5) == [] and w.store.lexical_search("chunk", ["ferry"], 5) == []
 
 

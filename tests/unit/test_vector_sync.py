@@ -151,7 +151,7 @@ def test_items_of_one_owner_out_of_order_converge_to_what_the_store_holds(world)
     append(world, "version one", 0)
     append(world, "version two", 0)
     SyncVectors(world.store, world.vectors, batch=1).drain()
-    digest = world.store.get_turn("c", 0).content_hash[:12]
+    digest = world.store.get_turn("local", "c", 0).content_hash[:12]
     for collection in ("history", CONTEXT_COLLECTION):
         assert {version_of(vid) for vid in world.vectors.all_vectors(collection)} == {digest}
 

@@ -120,7 +120,14 @@ def test_hits_open_where_they_came_from() -> None:
     assert chunk["link"] == "/ui/artifacts/art_1?passage=art_1_chunk_2#art_1_chunk_2" and chunk["text"] == "s"
     assert opened({"id": "art_1", "type": "artifact", "artifact_id": "art_1"})["link"] == "/ui/artifacts/art_1"
     turn = opened({"id": "c_turn_3", "type": "history", "conversation_id": "c", "turn_index": 3, "content": "t"})
-    assert turn["link"] == "/ui/conversations/c#turn-3"
+    assert turn["link"] == "/ui/conversations/c#turn-3"  # no provenance (a timeline event): the caller's own
+    # A conversation id is each owner's own: a hit opens its owner's conversation (the local owner's unnamed).
+    local = opened({"id": "c_turn_3", "type": "history", "conversation_id": "c", "turn_index": 3,
+                    "provenance": {"ts": "2026-01-01T00:00:00Z"}})
+    bobs = opened({"id": "c_turn_3~x", "type": "history", "conversation_id": "c d", "turn_index": 3,
+                   "provenance": {"owner": "bob@acme"}})
+    assert (local["link"], bobs["link"]) == ("/ui/conversations/c?owner=local#turn-3",
+                                             "/ui/conversations/c%20d?owner=bob%40acme#turn-3")
 
 
 def test_highlight_escapes_the_text_and_marks_the_query_words() -> None:

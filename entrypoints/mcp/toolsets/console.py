@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from domain.access.principal import LOCAL_USER
 from domain.artifacts.catalog import ListArtifacts, StoreCounts
 from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory, MemoryChange
@@ -131,7 +132,8 @@ class ConsoleTools(Toolbox):
                           "confidence": edited.confidence, "ts": edited.ts, **render.privacy(edited)},
                          f"Updated memory [{edited.id}]: {render.preview(edited.content)}")
 
-    @tool("List the conversations you may see, by id: turns, first and last time, the last turn.",
+    @tool("List the conversations you may see, by id and owner (history_get's owner): turns, first and last "
+          "time, the last turn.",
           annotations=READ_ONLY, needs_store=False)
     def conversation_list(
         self,
@@ -139,11 +141,12 @@ class ConsoleTools(Toolbox):
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page, to read on")] = None,
     ) -> CallToolResult:
         page = self.use(ListConversations)()(limit, cursor)
-        rows = [{"conversation_id": c.conversation_id, "turns": c.turns, "first_ts": c.first_ts,
+        rows = [{"conversation_id": c.conversation_id, "owner": c.owner, "turns": c.turns, "first_ts": c.first_ts,
                  "last_ts": c.last_ts, "last_role": c.last.role, "last_content": render.preview(c.last.content, 200)}
                 for c in page]
         lines = [f"Found {len(rows)} conversations:",
-                 *(f"{r['conversation_id']}: {r['turns']} turns, {r['first_ts']} to {r['last_ts']}" for r in rows)]
+                 *(f"{r['conversation_id']}{'' if r['owner'] == LOCAL_USER else ' of ' + r['owner']}: {r['turns']} "
+                   f"turns, {r['first_ts']} to {r['last_ts']}" for r in rows)]
         if page.next_cursor:
             lines.append(f"More: call again with cursor={page.next_cursor}")
         return render.ok({"count": len(rows), "results": rows, "next_cursor": page.next_cursor}, "\n".join(lines))

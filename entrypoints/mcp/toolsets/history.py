@@ -1,4 +1,4 @@
-"""Core toolset: conversation history (spec 000 §7)."""
+"""Core toolset: conversation history (spec 000 §7). A conversation id is each caller's own."""
 
 from __future__ import annotations
 
@@ -43,17 +43,22 @@ class HistoryTools(Toolbox):
         return render.ok({**body, "status": result.status, **render.unreadable(t)},
                          _SAID[result.status].format(i=t.turn_index, c=t.conversation_id) + render.written_note(t))
 
-    @tool("Get the most recent turns of a conversation, oldest first.", annotations=READ_ONLY, needs_store=False)
+    @tool("Get the most recent turns of a conversation, oldest first: yours, or with owner another's "
+          "(the turns it shares with you; conversation ids are each caller's own).",
+          annotations=READ_ONLY, needs_store=False)
     def history_get(
         self,
         conversation_id: Annotated[str, Field(description="Conversation ID, 1-100 characters")],
         limit: Annotated[int, Field(description="Number of recent turns, 1-50")] = 16,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page: the turns before it")] = None,
+        owner: Annotated[str | None, Field(description="Whose conversation: a user id (default: yours), as "
+                                                       "conversation_list and search hits name it")] = None,
     ) -> CallToolResult:
-        page = self.use(GetHistory)()(conversation_id, limit, cursor)
+        page = self.use(GetHistory)()(conversation_id, limit, cursor, owner=owner)
         turns = page.items
         text = "\n".join(f"{t.role}: {t.content}" for t in turns) or f"No turns in {conversation_id}."
         if page.next_cursor:
             text += f"\nEarlier turns: call again with cursor={page.next_cursor}"
-        return render.ok({"conversation_id": conversation_id, "count": len(turns),
-                          "turns": [render.turn(t) for t in turns], "next_cursor": page.next_cursor}, text)
+        return render.ok({"conversation_id": conversation_id, **({"owner": owner} if owner is not None else {}),
+                          "count": len(turns), "turns": [render.turn(t) for t in turns],
+                          "next_cursor": page.next_cursor}, text)
