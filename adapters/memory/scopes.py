@@ -74,7 +74,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
         turns = [t for t in self.turns.values() if matches(access_metadata(t), rule)]
         times = [epoch(i.ts) for i in (*arts, *mems, *turns)]
         return {"memories": dict(sorted(Counter(m.type for m in mems).items())), "turns": len(turns),
-                "conversations": len({t.conversation_id for t in turns}),
+                "conversations": len({(t.owner, t.conversation_id) for t in turns}),
                 "chunks": sum(a.num_chunks for a in arts),
                 "artifacts": {"by_type": dict(sorted(Counter(a.artifact_type for a in arts).items())),
                               "by_source": dict(sorted(Counter(a.source_system for a in arts).items()))},

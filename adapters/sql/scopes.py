@@ -120,8 +120,10 @@ class SqlScopedArtifacts(SqlArtifactStore, ArtifactScopes):
         with self._read() as conn:
             by_type = dict(conn.execute(select(memories.c.type, func.count()).where(*kept["memories"])
                                         .group_by(memories.c.type)).tuples().all())
-            turn_count, conversations = conn.execute(select(func.count(), func.count(turns.c.conversation_id.distinct()))
-                                                     .where(*kept["turns"])).one()
+            turn_count = conn.execute(select(func.count()).select_from(turns).where(*kept["turns"])).scalar()
+            # A conversation id is each owner's own: conversations are counted by (owner, id).
+            conversations = conn.execute(select(func.count()).select_from(
+                select(turns.c.owner, turns.c.conversation_id).where(*kept["turns"]).distinct().subquery())).scalar()
             kinds = dict(conn.execute(select(artifacts.c.artifact_type, func.count()).where(committed)
                                       .group_by(artifacts.c.artifact_type)).tuples().all())
             sources = dict(conn.execute(select(artifacts.c.source_system, func.count()).where(committed)

@@ -365,17 +365,21 @@ class ArtifactScopesContract:
                                 turn_index=i, ts="2025-04-01T00:00:00Z", token_count=1, content_hash=f"{i:064d}",
                                 profile=PROFILE, owner="alice", acl=("t:eng",) if conv == "c1" else ("u:alice",)),
                            entry("appended"))
+        # A conversation id is each owner's own: bob's "c2" is a conversation of its own, counted apart.
+        store.put_turn(Turn(id="c2_turn_0~b", conversation_id="c2", role="user", content="b", turn_index=0,
+                            ts="2025-04-01T00:00:00Z", token_count=1, content_hash="b" * 64, profile=PROFILE,
+                            owner="bob", acl=("u:bob",)), entry("appended"))
         bob = access_filter(RequestContext(Principal("bob", teams=("eng",), clearance="sensitive")), 1000.0)
         assert ids(store.find_artifacts({}, bob, 10)) == ["art_1"]
         assert store.find_artifacts({"owner": "bob"}, bob, 10) == []  # what bob sees is alice's
         assert ids(store.find_artifacts({"owner": "alice"}, None, 10)) == ["art_3", "art_2", "art_1"]
         assert store.tallies(bob) == {
-            "memories": {"decision": 1, "fact": 1}, "turns": 2, "conversations": 1, "chunks": 2,
+            "memories": {"decision": 1, "fact": 1}, "turns": 3, "conversations": 2, "chunks": 2,
             "artifacts": {"by_type": {"note": 1}, "by_source": {"sessions": 1}},
             "oldest": "2024-12-01T00:00:00Z", "newest": "2025-04-01T00:00:00Z"}
         everything = store.tallies(None)
-        assert everything["memories"] == {"decision": 1, "fact": 2} and everything["turns"] == 3
-        assert everything["conversations"] == 2 and everything["chunks"] == 6
+        assert everything["memories"] == {"decision": 1, "fact": 2} and everything["turns"] == 4
+        assert everything["conversations"] == 3 and everything["chunks"] == 6
         assert everything["artifacts"] == {"by_type": {"note": 3}, "by_source": {"sessions": 3}}
         eve = access_filter(RequestContext(Principal("eve")), 1000.0)
         assert store.find_artifacts({}, eve, 10) == []
