@@ -129,11 +129,14 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-async def answer(client: Any, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
+async def answer(client: Any, tool: str, *, progress_callback: Any = None,
+                 **arguments: Any) -> tuple[dict[str, Any], str]:
     """The tool's structured answer and its text; its error raised as CommandFailed (ValidationError,
-    naming the field, for bad input). Arguments left as None are not sent."""
+    naming the field, for bad input). Arguments left as None are not sent. ``progress_callback`` (awaited
+    with progress, total, message) hears the call's progress notifications, over stdio and HTTP alike."""
     try:
-        result = await client.call_tool(tool, {k: v for k, v in arguments.items() if v is not None})
+        result = await client.call_tool(tool, {k: v for k, v in arguments.items() if v is not None},
+                                        progress_callback=progress_callback)
     except MemtroveError:
         raise
     except Exception as exc:  # noqa: BLE001 - the connection broke under the call: said, not a traceback
@@ -151,5 +154,5 @@ async def answer(client: Any, tool: str, **arguments: Any) -> tuple[dict[str, An
     return structured, text
 
 
-async def call(client: Any, tool: str, **arguments: Any) -> dict[str, Any]:
-    return (await answer(client, tool, **arguments))[0]
+async def call(client: Any, tool: str, *, progress_callback: Any = None, **arguments: Any) -> dict[str, Any]:
+    return (await answer(client, tool, progress_callback=progress_callback, **arguments))[0]

@@ -6,6 +6,10 @@ so a second run knows each file. A file whose text hashes as the stored version'
 (the no-op run costs one listing and a hash per file); a changed one is replaced; ``--sync`` deletes
 the artifacts of files gone from the folders named. Each file is its own ingest, so Ctrl-C or a
 kill loses at most the files in flight, and the next run goes on from there.
+
+Each call asks for progress notifications (the chunks the server embedded) for the status line
+(progress.py). A call whose budget runs out answers "indexing" while the server goes on: such a file is
+asked after with ``artifact_get`` until it is committed or fails, and then gets its line like any other.
 """
 
 from __future__ import annotations
@@ -94,25 +98,32 @@ async def ingest(client: Any, paths: Sequence[str], artifact_type: str, source_s
     summary = Summary()
     progress.start(len(files), sum(_size(f) for f in files))
     queue = iter(files)
-    indexing: dict[str, str] = {}  # artifact id -> path
-    polling = anyio.Lock()
+    indexing = Indexing()
 
     async def worker() -> None:
         for path in queue:
             # Files the server still embeds (their calls' budget ran out) count against the calls in
             # flight: else a folder starts an ingest per file at once, and the server's memory grows with them.
-            while len(indexing) >= CALLS_IN_FLIGHT:
-                async with polling:
-                    await _settle(client, indexing, summary, progress, keep=CALLS_IN_FLIGHT - 1)
-            found = read(path)
-            status, chunks = await _one(client, found, known, artifact_type, source_system, summary, indexing)
-            summary.chunks += chunks
-            progress.done(found.path.as_posix(), status, chunks, _size(path))
+            while len(indexing.files) >= CALLS_IN_FLIGHT:
+                await indexing.changed()
+            await _one(client, read(path), known, artifact_type, source_system, summary, indexing, progress)
 
-    async with anyio.create_task_group() as group:
-        for _ in range(CALLS_IN_FLIGHT):
-            group.start_soon(worker)
-    await _settle(client, indexing, summary, progress)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(progress.ticking)
+            group.start_soon(_watch, client, indexing, known, summary, progress)
+            async with anyio.create_task_group() as workers:
+                for _ in range(CALLS_IN_FLIGHT):
+                    workers.start_soon(worker)
+            while indexing.files:
+                await indexing.changed()
+            group.cancel_scope.cancel()
+    except BaseException as exc:
+        if _interrupted(exc):  # Ctrl-C: what the server has goes on there
+            progress.interrupted(indexing.files)
+        else:  # the error is said on a line of its own, not after the status line
+            progress.finish()
+        raise
     if sync:
         present = {f.resolve().as_posix() for f in files}
         for source_id, listed in sorted(known.items()):
@@ -129,56 +140,116 @@ async def ingest(client: Any, paths: Sequence[str], artifact_type: str, source_s
     return summary
 
 
+class Indexing:
+    """Files whose call answered while the server goes on indexing them (artifact id -> path), and a
+    wake-up for whoever waits for one of them to end."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self._changed = anyio.Event()
+
+    def add(self, artifact_id: str, path: str) -> None:
+        self.files[artifact_id] = path
+
+    def remove(self, artifact_id: str) -> None:
+        del self.files[artifact_id]
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def changed(self) -> None:
+        await self._changed.wait()
+
+
 async def _one(client: Any, found: Found, known: dict[str, dict[str, Any]], artifact_type: str, source_system: str,
-               summary: Summary, indexing: dict[str, str]) -> tuple[str, int]:
-    source_id = found.path.as_posix()
+               summary: Summary, indexing: Indexing, progress: Progress) -> None:
+    source_id, size = found.path.as_posix(), _size(found.path)
     if found.text is None:
-        summary.skipped.append((source_id, found.skipped or "unreadable"))
-        return "skipped: " + (found.skipped or "unreadable"), 0
+        reason = found.skipped or "unreadable"
+        summary.skipped.append((source_id, reason))
+        progress.end(source_id, size, f"skipped {source_id}: {reason}")
+        return
     listed = known.get(source_id)
     if listed and listed.get("content_hash") == content_hash(found.text) and listed.get("artifact_type") == artifact_type:
         summary.statuses["unchanged"] += 1
-        return "unchanged", 0
+        progress.end(source_id, size, f"unchanged {source_id}")
+        return
     try:
         mtime = datetime.fromtimestamp(found.path.stat().st_mtime, timezone.utc)
     except OSError as exc:  # gone or unreadable since it was read
-        summary.skipped.append((source_id, f"unreadable: {exc.strerror or exc}"))
-        return "skipped: unreadable", 0
+        reason = f"unreadable: {exc.strerror or exc}"
+        summary.skipped.append((source_id, reason))
+        progress.end(source_id, size, f"skipped {source_id}: {reason}")
+        return
+    progress.begin(source_id, size)
+
+    async def told(done: float, total: float | None, _: str | None) -> None:
+        progress.advance(source_id, int(done), int(total or 0))
+
     try:
-        got = await call(client, "artifact_ingest", artifact_type=artifact_type, source_system=source_system,
-                         content=found.text, source_id=source_id, title=found.path.name[:500], ts=format_ts(mtime))
+        got: dict[str, Any] = {}
+        # An answer without the artifact's id came before the server named it (its budget ran out first):
+        # the same content again joins the ingest under way, and says which artifact it is.
+        while not got or got.get("status") == "indexing" and not got.get("artifact_id"):
+            got = await call(client, "artifact_ingest", progress_callback=told, artifact_type=artifact_type,
+                             source_system=source_system, content=found.text, source_id=source_id,
+                             title=found.path.name[:500], ts=format_ts(mtime))
     except (CommandFailed, ValidationError) as exc:
         summary.failed.append((source_id, exc.message))
-        return f"failed: {exc.message}", 0
+        progress.end(source_id, size, f"failed {source_id}: {exc.message}")
+        return
     status = str(got.get("status", "ingested"))
     if status == "indexing":
-        indexing[str(got.get("artifact_id"))] = source_id
+        summary.statuses["indexing"] += 1
+        indexing.add(str(got["artifact_id"]), source_id)
+        progress.advance(source_id, int(got.get("chunks_done") or 0), int(got.get("chunks_total") or 0))
+        progress.returned(source_id)
+        return
     summary.statuses[status] += 1
+    if status not in ("ingested", "replaced"):
+        progress.end(source_id, size, f"{status} {source_id}")
+        return
     # A short file is embedded whole: one record, counted as one chunk.
-    return status, max(1, int(got.get("num_chunks") or 0)) if status in ("ingested", "replaced") else 0
+    _ended(summary, progress, source_id, size, status, max(1, int(got.get("num_chunks") or 0)))
 
 
-async def _settle(client: Any, indexing: dict[str, str], summary: Summary, progress: Progress,
-                  keep: int = 0) -> None:
-    """Wait for the files the server still indexes (a call's budget ran out) to be committed or fail,
-    until at most ``keep`` are left."""
-    while len(indexing) > keep:
-        progress.say(f"waiting for {len(indexing)} file(s) still indexing in the server")
+async def _watch(client: Any, indexing: Indexing, known: dict[str, dict[str, Any]], summary: Summary,
+                 progress: Progress) -> None:
+    """Ask after the files the server still indexes (their call's budget ran out) until each is
+    committed or failed: their progress on the status line, then their own line."""
+    while True:
         await anyio.sleep(POLL_SECONDS)
-        for artifact_id, path in list(indexing.items()):
-            got = await call(client, "artifact_get", artifact_id=artifact_id)
+        for artifact_id, path in list(indexing.files.items()):
+            try:
+                got = await call(client, "artifact_get", artifact_id=artifact_id)
+            except (CommandFailed, ValidationError) as exc:  # deleted meanwhile, say
+                got = {"new_version": {"status": "failed", "error": f"its progress could not be read: {exc.message}"}}
             job = got.get("new_version") or (got if "chunks_total" in got else {})
-            if job.get("status") == "failed":
-                summary.statuses["indexing"] -= 1
-                summary.failed.append((path, str(job.get("error"))))
-            elif job.get("status") != "indexing":
-                summary.statuses["indexing"] -= 1
-                summary.statuses["ingested"] += 1
-                chunks = (got.get("metadata") or {}).get("num_chunks")  # artifact_get's (not the ingest's) answer
-                summary.chunks += max(1, int(chunks or 0))
-            else:
+            if job.get("status") == "indexing":
+                progress.advance(path, int(job.get("chunks_done") or 0), int(job.get("chunks_total") or 0))
                 continue
-            del indexing[artifact_id]
+            summary.statuses["indexing"] -= 1
+            size = progress.files[path].size if path in progress.files else 0
+            if job.get("status") == "failed":
+                summary.failed.append((path, str(job.get("error"))))
+                progress.end(path, size, f"failed {path}: {job.get('error')}")
+            else:
+                chunks = (got.get("metadata") or {}).get("num_chunks")  # artifact_get's (not the ingest's) answer
+                status = "replaced" if path in known else "ingested"
+                summary.statuses[status] += 1
+                _ended(summary, progress, path, size, status, max(1, int(chunks or 0)))
+            indexing.remove(artifact_id)
+
+
+def _ended(summary: Summary, progress: Progress, path: str, size: int, status: str, chunks: int) -> None:
+    summary.chunks += chunks
+    progress.end(path, size, f"{'indexed' if status == 'ingested' else status} {path} ({chunks} chunk{'s' if chunks > 1 else ''})", chunks)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or holds only) an interruption: Ctrl-C, or the cancellation it causes."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_interrupted(inner) for inner in exc.exceptions)
+    return isinstance(exc, (KeyboardInterrupt, anyio.get_cancelled_exc_class()))
 
 
 def _size(path: Path) -> int:

@@ -169,7 +169,7 @@ def test_a_killed_ingest_goes_on_where_it_stopped(tmp_path: Path, data_dir: Path
     seen = 0
     assert process.stderr is not None
     for line in process.stderr:  # not a terminal: one plain line per file
-        seen += line.startswith("ingested")
+        seen += line.startswith("indexed")
         if seen >= 5:
             os.kill(process.pid, signal.SIGKILL)
             break
