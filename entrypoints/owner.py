@@ -141,7 +141,7 @@ async def serve_connections(servers: Servers, path: Path, idle_timeout: float, s
                 if first is not None and (asked := read_request(first)) is not None:
                     clients.count -= 1  # no client: a request to stop
                     counted = False
-                    await stops.answer(stream, *asked, clients.count, tasks.cancel_scope)
+                    await stops.answer(stream, *asked, lambda: clients.count, tasks.cancel_scope)
                     return
                 clients.greeted()
                 asked = read_hello(first) if first is not None else None

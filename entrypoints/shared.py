@@ -165,6 +165,8 @@ class DataDirLock:
             status = os.stat(lock_path(self.data_dir))
         except (FileNotFoundError, NotADirectoryError):
             return True
+        except OSError:
+            return False  # cannot tell (a permission changed, a network file system away): keep serving
         return (status.st_dev, status.st_ino) != self.identity
 
     def release(self) -> None:

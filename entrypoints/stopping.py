@@ -18,6 +18,7 @@ from loguru import logger
 from entrypoints.handover import answer_line
 
 DATA_DIR_CHECK = 2.0  # seconds between looks at whether the data dir (its lock file) is still there
+LEAVING = 2.0  # seconds a request to stop waits for connected clients to leave before it is refused
 DRAIN = 10.0  # seconds background work in flight (a long ingest) may take to finish once the server stops
 
 
@@ -29,10 +30,14 @@ class Stops:
         self.waiting: list[tuple[socket.socket, bool]] = []
         self.gone = False
 
-    async def answer(self, stream: ByteStream, force: bool, hand_over: bool, clients: int,
+    async def answer(self, stream: ByteStream, force: bool, hand_over: bool, count: Callable[[], int],
                      scope: CancelScope) -> None:
         """Refuse (clients connected, not forced) or say it stops, and stop: the serving scope ends."""
         pid = os.getpid()
+        deadline = anyio.current_time() + LEAVING
+        while count() and not force and anyio.current_time() < deadline:
+            await anyio.sleep(0.05)  # a command that has just ended may not be seen to have left yet
+        clients = count()
         if clients and not force:
             logger.info("owner_stop_refused clients={}", clients)
             with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
