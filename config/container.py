@@ -36,6 +36,7 @@ from domain.code.index import IndexCodebase
 from domain.code.usecases import ClearIndex, Codebases, IndexStatus, SearchCode
 from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.events import EventSearch, Timeline
+from domain.graph.entities import EntityVectors
 from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
 from domain.memories.edit import EditMemory
@@ -174,8 +175,8 @@ class UseCases(containers.DeclarativeContainer):
     build_graph = providers.Factory(
         BuildGraph, store=adapters.store, scopes=adapters.store, graph=adapters.store, derived=adapters.store,
         extractors=plugins.registry.provided.extractors, extractor=settings.provided.memtrove_extractor,
-        policies=plugins.privacy_policies, identity=identity, dates=providers.Object(resolve_date),
-        embed=providers.Callable(
+        policies=plugins.privacy_policies, chunkers=plugins.registry, identity=identity,
+        dates=providers.Object(resolve_date), embed=providers.Callable(
             lambda on, embedder: embedder.embed_documents if on else None,
             settings.provided.memtrove_resolve_by_meaning, adapters.embedder))
     graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity)
@@ -212,7 +213,8 @@ class UseCases(containers.DeclarativeContainer):
     resolve_artifact = providers.Factory(ResolveArtifact, store=adapters.store, locks=adapters.store, identity=identity)
     expire_items = providers.Factory(ExpireItems, store=adapters.store, locks=adapters.store)
     ranker = providers.Factory(Ranker, vectors=adapters.vectors, store=adapters.store, artifacts=adapters.store,
-                               lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store)
+                               lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store,
+                               graph=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
     retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity,
                                  graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
@@ -220,7 +222,9 @@ class UseCases(containers.DeclarativeContainer):
                                  dates=providers.Object(read_spans),
                                  symbols=providers.Factory(SymbolSignal, code=adapters.store, artifacts=adapters.store))
     search_memories = providers.Factory(SearchMemories, retrieve=retrieve)
-    knowledge_graph = providers.Factory(KnowledgeGraph, store=adapters.store, derived=adapters.store, retrieve=retrieve,
+    # What the graph tools (and an import) write an entity through: its name and observations embedded first.
+    entity_vectors = providers.Factory(EntityVectors, store=adapters.store, embedder=adapters.embedder, split=split)
+    knowledge_graph = providers.Factory(KnowledgeGraph, store=entity_vectors, derived=adapters.store, retrieve=retrieve,
                                         identity=identity)
     event_search = providers.Factory(EventSearch, derived=adapters.store, retrieve=retrieve, identity=identity)
     # The store as the caller may see it: what the views (neighbour expansion, the toolsets) read through.
@@ -271,7 +275,7 @@ class UseCases(containers.DeclarativeContainer):
                                     identity=identity)
     import_records = providers.Factory(ImportRecords, store=adapters.store, scopes=adapters.store,
                                        store_memory=store_memory, append_turn=append_turn, ingest=ingest_artifact,
-                                       documents=adapters.store, writer=item_writer, graph=adapters.store,
+                                       documents=adapters.store, writer=item_writer, graph=entity_vectors,
                                        identity=identity)
     # Code indexing (spec 002 phase 3): a codebase's files as artifacts, their symbol table in the store.
     source_tree = providers.Singleton(SourceDirs)

@@ -23,7 +23,7 @@ from domain.ports import Filter
 # and lengths are those of one index); a memory search asks both, held to the time asked.
 PAST = "memory_past"
 MEMORY_INDEXES = ("memory", PAST)
-COLLECTIONS = ("memory", PAST, "history", "artifact", "chunk")
+COLLECTIONS = ("memory", PAST, "history", "artifact", "chunk", "entity")  # entity: domain/graph/entities.py
 # The most records one lexical query may score. Ranking by BM25 means scoring every record that
 # holds any query word; past this budget the commonest words (the least weighty) are left out, and
 # when every word is that common, only the newest records holding them are scored (``newest``).
@@ -65,6 +65,8 @@ _JOINS = {
 }
 _JOINS["chunk"] = _JOINS["artifact"]
 _JOINS[PAST] = _JOINS["memory"]
+# An entity the graph tools wrote (a record of its own: adapters/sql/graph_records.py).
+_JOINS["entity"] = ("graph_entity_records b ON b.record_id = d.record_id", ("sensitivity", "expires_epoch", "ts_epoch"))
 
 
 def filter_sql(collection: str, where: Filter | None, dialect: str = "sqlite") -> tuple[str, dict[str, Any]]:

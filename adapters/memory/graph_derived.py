@@ -3,10 +3,11 @@ read, merged names and builds. The fake of DerivedGraph beside InMemoryGraph (sa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from domain.graph.extraction import UNKNOWN
 from domain.graph.model import NO_DATE, Alias, Derived, Entity, Event, Evidence, GraphBuild, Relation
 from domain.validation import epoch
 from domain.model import AuditEntry
@@ -60,12 +61,15 @@ class InMemoryDerivedGraph:
                      if fact[0] == "e" and fact[1] in wanted and origin != TOOL]
         return found[:limit]
 
-    def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
+    def named_by(self, owner: str, origins: Sequence[Origin],
+                 parts: Mapping[Origin, set[int]] | None = None) -> dict[Origin, list[str]]:
         wanted = set(origins)
         found: dict[Origin, list[str]] = {}
         with self._graph_lock:  # type: ignore[attr-defined]
-            for fact, origin, *_ in self.graph_evidence.get(owner, []):
-                if fact[0] == "e" and origin in wanted and fact[1] not in found.setdefault(origin, []):
+            for fact, origin, ev, _ in self.graph_evidence.get(owner, []):
+                if fact[0] != "e" or origin not in wanted or parts and origin in parts and ev.part not in parts[origin]:
+                    continue
+                if fact[1] not in found.setdefault(origin, []):
                     found[origin].append(fact[1])
         return found
 
@@ -168,34 +172,45 @@ class InMemoryDerivedGraph:
     def _write(self, owner: str, origin: Origin, derived: Derived) -> None:
         types = {e.name: e.entity_type for e in derived.entities}
         rows = self.graph_evidence.setdefault(owner, [])
+        cited = {fact for fact, *_ in rows}
+
+        def cite(fact: Fact, kind: str, ev: Evidence, target_mention: str | None = None) -> None:
+            if self._ensure(owner, fact, kind) and fact not in cited:  # there already, from no record: a tool's
+                rows.append((fact, TOOL, Evidence("tool", ""), None))
+            cited.add(fact)
+            rows.append((fact, origin, ev, target_mention))
+
         for name, ev in derived.mentions:
-            self._ensure(owner, ("e", name), types[name])
-            rows.append((("e", name), origin, ev, None))
+            cite(("e", name), types[name], ev)
         for name, text, ev in derived.observations:
-            self._ensure(owner, ("o", name, text), types[name])
-            rows.append((("o", name, text), origin, ev, None))
+            cite(("o", name, text), types[name], ev)
         for rel, ev, target_mention in derived.relations:
-            self._ensure(owner, ("r", rel), "")
-            rows.append((("r", rel), origin, ev, target_mention))
+            cite(("r", rel), "", ev, target_mention)
         held = self.graph_events.setdefault(owner, [])
         for event in derived.events:
             held.append((len(held) + 1 + max((i for i, _, _ in held), default=0), epoch(event.date) if event.date
                          else NO_DATE, event))
 
-    def _ensure(self, owner: str, fact: Fact, entity_type: str) -> None:
+    def _ensure(self, owner: str, fact: Fact, entity_type: str) -> bool:
+        """The fact written when missing; whether it was there already."""
         entities = self.graph_entities.setdefault(owner, [])  # type: ignore[attr-defined]
         if fact[0] == "r":
             relations = self.graph_relations.setdefault(owner, [])  # type: ignore[attr-defined]
-            if fact[1] not in relations:
+            there = fact[1] in relations
+            if not there:
                 relations.append(fact[1])
-            return
+            return there
         at = next((i for i, e in enumerate(entities) if e.name == fact[1]), None)
+        there = at is not None and (fact[0] == "e" or fact[2] in entities[at].observations)
         if at is None:
             entities.append(Entity(fact[1], entity_type))
             at = len(entities) - 1
+        elif entities[at].entity_type == UNKNOWN and entity_type != UNKNOWN:  # a confident type replaces it
+            entities[at] = replace(entities[at], entity_type=entity_type)
         if fact[0] == "o" and fact[2] not in entities[at].observations:
             e = entities[at]
             entities[at] = Entity(e.name, e.entity_type, (*e.observations, fact[2]))
+        return there
 
     def _remove(self, owner: str, fact: Fact) -> None:
         entities = self.graph_entities.get(owner, [])  # type: ignore[attr-defined]
@@ -206,6 +221,7 @@ class InMemoryDerivedGraph:
                            if e.name == fact[1] else e for e in entities]
         else:
             entities[:] = [e for e in entities if e.name != fact[1]]
+            self._unindex(owner, [fact[1]])  # type: ignore[attr-defined]  # defensive: records never take a tool's
             self.graph_evidence[owner] = [row for row in self.graph_evidence.get(owner, [])
                                           if not (row[0][0] == "o" and row[0][1] == fact[1])]
 

@@ -4,14 +4,20 @@ relations, per owner; creation order is the id order. A mixin of the SQL store (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 
 from sqlalchemy import (Column, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint, delete, func,
                         insert, or_, select, union)
+from sqlalchemy.engine import Connection
 
 from adapters.sql.base import metadata
+from adapters.lexical.fts import Doc
+from adapters.sql.graph_records import (drop_observation_vectors, entity_docs, index_entities, record_owners,
+                                        unindex_entities)
+from domain.graph.entities import entity_record
 from domain.graph.model import Entity, Relation
-from domain.model import AuditEntry
+from domain.model import AuditEntry, VectorRecord
 from domain.ports.graph import GraphStore
 
 graph_entities = Table(
@@ -42,7 +48,8 @@ graph_relations = Table(
 
 
 class SqlGraph(GraphStore):
-    def create_entities(self, owner: str, entities: Sequence[Entity], entry: AuditEntry) -> list[Entity]:
+    def create_entities(self, owner: str, entities: Sequence[Entity], entry: AuditEntry,
+                        vectors: Sequence[VectorRecord] = ()) -> list[Entity]:
         with self._write() as conn:  # type: ignore[attr-defined]
             held = set(conn.execute(select(graph_entities.c.name).where(
                 graph_entities.c.owner == owner, graph_entities.c.name.in_({e.name for e in entities}))).scalars())
@@ -59,6 +66,7 @@ class SqlGraph(GraphStore):
                     conn.execute(insert(graph_observations), [{"entity_id": new_id, "content": o}
                                                               for o in kept.observations])
                 made.append(kept)
+            index_entities(conn, self._lexical, owner, made, vectors, time.time())  # type: ignore[attr-defined]
             self._append(conn, entry)  # type: ignore[attr-defined]
         return made
 
@@ -77,7 +85,7 @@ class SqlGraph(GraphStore):
         return made
 
     def add_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]],
-                         entry: AuditEntry) -> list[tuple[str, list[str]]] | str:
+                         entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> list[tuple[str, list[str]]] | str:
         e, o = graph_entities, graph_observations
         with self._write() as conn:  # type: ignore[attr-defined]
             ids = dict(conn.execute(select(e.c.name, e.c.id).where(
@@ -94,6 +102,8 @@ class SqlGraph(GraphStore):
                 if new:
                     conn.execute(insert(o), [{"entity_id": ids[name], "content": c} for c in new])
                 added.append((name, new))
+            index_entities(conn, self._lexical, owner, _read(conn, owner, list(ids)), vectors,  # type: ignore[attr-defined]
+                           time.time())
             self._append(conn, entry)  # type: ignore[attr-defined]
         return added
 
@@ -109,6 +119,7 @@ class SqlGraph(GraphStore):
                 conn.execute(delete(o).where(o.c.entity_id.in_(part)))
                 removed += conn.execute(delete(e).where(e.c.id.in_(part))).rowcount
             drop(conn, "e", ids)
+            unindex_entities(conn, self._lexical, owner, names)  # type: ignore[attr-defined]
             touching = or_(r.c.source.in_(list(names)), r.c.target.in_(list(names)))
             drop(conn, "r", list(conn.execute(select(r.c.id).where(r.c.owner == owner, touching)).scalars()))
             removed += conn.execute(delete(r).where(r.c.owner == owner, touching)).rowcount
@@ -125,6 +136,10 @@ class SqlGraph(GraphStore):
                 self._drop_evidence(conn, "o", list(conn.execute(select(o.c.id).where(*chosen)).scalars()))  # type: ignore[attr-defined]
                 removed += conn.execute(delete(o).where(*chosen)).rowcount
             if removed:
+                drop_observation_vectors(conn, owner, items)
+                held = record_owners(conn, [entity_record(owner, name) for name, _ in items])
+                index_entities(conn, self._lexical, owner, _read(conn, owner, [n for _, n in held.values()]), (),  # type: ignore[attr-defined]
+                               time.time())
                 self._append(conn, entry)  # type: ignore[attr-defined]
 
     def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None:
@@ -141,22 +156,24 @@ class SqlGraph(GraphStore):
 
     def entities(self, owner: str, names: Sequence[str] | None = None, after: int = 0,
                  limit: int | None = None) -> list[Entity]:
-        e, o = graph_entities, graph_observations
-        base = select(e.c.id, e.c.name, e.c.entity_type).where(e.c.owner == owner).order_by(e.c.id)
         with self._read() as conn:  # type: ignore[attr-defined]
-            if names is None:
-                query = base.offset(after) if after else base
-                rows = conn.execute(query.limit(limit) if limit is not None else query).tuples().all()
-            else:
-                rows = sorted(row for part in _parts(list(dict.fromkeys(names)))
-                              for row in conn.execute(base.where(e.c.name.in_(part))).tuples())
-                rows = rows[after:None if limit is None else after + limit]
-            seen: dict[int, list[str]] = {row[0]: [] for row in rows}
-            for part in _parts(list(seen)):
-                for entity_id, content in conn.execute(select(o.c.entity_id, o.c.content).where(
-                        o.c.entity_id.in_(part)).order_by(o.c.id)).tuples():
-                    seen[entity_id].append(content)
-        return [Entity(name, kind, tuple(seen[entity_id])) for entity_id, name, kind in rows]
+            return _read(conn, owner, names, after, limit)
+
+    def _lexical_rows(self, conn: Connection) -> Iterator[tuple[str, Doc]]:
+        """The store's rebuild of the lexical index reads the entity records' words too."""
+        yield from super()._lexical_rows(conn)  # type: ignore[misc]
+        yield from entity_docs(conn, _read)
+
+    def entity_records(self, record_ids: Sequence[str]) -> dict[str, tuple[str, Entity]]:
+        found: dict[str, tuple[str, Entity]] = {}
+        with self._read() as conn:  # type: ignore[attr-defined]
+            held = record_owners(conn, record_ids)
+            by_owner: dict[str, list[str]] = {}
+            for owner, name in held.values():
+                by_owner.setdefault(owner, []).append(name)
+            for owner, names in by_owner.items():
+                found |= {entity_record(owner, e.name): (owner, e) for e in _read(conn, owner, names)}
+        return found
 
     def relations(self, owner: str, touching: Sequence[str] | None = None) -> list[Relation]:
         r = graph_relations
@@ -181,6 +198,26 @@ class SqlGraph(GraphStore):
             e.c.id.in_(observed))).order_by(e.c.id))
         with self._read() as conn:  # type: ignore[attr-defined]
             return list(conn.execute(query).scalars())
+
+
+def _read(conn: Connection, owner: str, names: Sequence[str] | None = None, after: int = 0,
+          limit: int | None = None) -> list[Entity]:
+    """The owner's entities in creation order, with their observations (see GraphStore.entities)."""
+    e, o = graph_entities, graph_observations
+    base = select(e.c.id, e.c.name, e.c.entity_type).where(e.c.owner == owner).order_by(e.c.id)
+    if names is None:
+        query = base.offset(after) if after else base
+        rows = conn.execute(query.limit(limit) if limit is not None else query).tuples().all()
+    else:
+        rows = sorted(row for part in _parts(list(dict.fromkeys(names)))
+                      for row in conn.execute(base.where(e.c.name.in_(part))).tuples())
+        rows = rows[after:None if limit is None else after + limit]
+    seen: dict[int, list[str]] = {row[0]: [] for row in rows}
+    for part in _parts(list(seen)):
+        for entity_id, content in conn.execute(select(o.c.entity_id, o.c.content).where(
+                o.c.entity_id.in_(part)).order_by(o.c.id)).tuples():
+            seen[entity_id].append(content)
+    return [Entity(name, kind, tuple(seen[entity_id])) for entity_id, name, kind in rows]
 
 
 def _ids(conn: object, owner: str, names: object) -> list[int]:

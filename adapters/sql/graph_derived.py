@@ -4,7 +4,7 @@ beside sqlalchemy_graph.py (whose tables it points into by id)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Column, Index, Integer, String, Table, Text, delete, insert, select, update
 from sqlalchemy.engine import Connection
@@ -12,6 +12,8 @@ from sqlalchemy.engine import Connection
 from adapters.sql.base import metadata
 from adapters.sql.graph import _parts, graph_entities, graph_observations, graph_relations
 from adapters.sql.graph_events import forget_events, write_events
+from adapters.sql.graph_records import lexical_of, unindex_entities
+from domain.graph.extraction import UNKNOWN
 from domain.graph.model import Derived, Evidence, Relation
 from domain.model import AuditEntry
 from domain.ports.graph import Origin
@@ -88,17 +90,20 @@ class SqlDerivedGraph:
         with self._read() as conn:  # type: ignore[attr-defined]
             return [(name, (kind, rid), part) for name, kind, rid, part in conn.execute(query).tuples()]
 
-    def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
+    def named_by(self, owner: str, origins: Sequence[Origin],
+                 parts: Mapping[Origin, set[int]] | None = None) -> dict[Origin, list[str]]:
         e, ev = graph_entities, graph_evidence
         wanted = set(origins)
         found: dict[Origin, list[str]] = {}
         with self._read() as conn:  # type: ignore[attr-defined]
             for part in _parts(sorted({rid for _, rid in wanted})):
-                for kind, rid, name in conn.execute(
-                        select(ev.c.origin_kind, ev.c.origin_id, e.c.name)
+                for kind, rid, read, name in conn.execute(
+                        select(ev.c.origin_kind, ev.c.origin_id, ev.c.part, e.c.name)
                         .join(e, (ev.c.fact_kind == "e") & (ev.c.fact_id == e.c.id))
                         .where(ev.c.owner == owner, ev.c.origin_id.in_(part)).order_by(ev.c.id)).tuples():
-                    if (kind, rid) in wanted and name not in found.setdefault((kind, rid), []):
+                    if (kind, rid) not in wanted or parts and (kind, rid) in parts and read not in parts[(kind, rid)]:
+                        continue
+                    if name not in found.setdefault((kind, rid), []):
                         found[(kind, rid)].append(name)
         return found
 
@@ -133,17 +138,24 @@ def _evidence(row: object) -> Evidence:
 
 
 def _entity_id(conn: Connection, owner: str, name: str, entity_type: str) -> int:
+    """The entity's id, made when missing; a type read with confidence replaces "unknown"."""
     e = graph_entities
-    found = conn.execute(select(e.c.id).where(e.c.owner == owner, e.c.name == name)).scalar()
+    found = conn.execute(select(e.c.id, e.c.entity_type).where(e.c.owner == owner, e.c.name == name)).first()
     if found is not None:
-        return int(found)
+        if found.entity_type == UNKNOWN and entity_type != UNKNOWN:
+            conn.execute(update(e).where(e.c.id == found.id).values(entity_type=entity_type))
+        return int(found.id)
     return int(conn.execute(insert(e).values(owner=owner, name=name, entity_type=entity_type)).inserted_primary_key[0])
 
 
 def _write_derived(conn: Connection, owner: str, origin: Origin, derived: Derived) -> None:
     o, r = graph_observations, graph_relations
+    e = graph_entities
+    held = set(conn.execute(select(e.c.id).where(e.c.owner == owner, e.c.name.in_(
+        [entity.name for entity in derived.entities]))).scalars()) if derived.entities else set()
     ids = {entity.name: _entity_id(conn, owner, entity.name, entity.entity_type) for entity in derived.entities}
     rows: list[dict] = []
+    before: dict[str, set[int]] = {"e": held & set(ids.values()), "o": set(), "r": set()}  # facts there already
 
     def cite(kind: str, fact_id: int, evidence: Evidence, target_mention: str | None = None) -> None:
         rows.append({"owner": owner, "fact_kind": kind, "fact_id": fact_id, "origin_kind": origin[0],
@@ -156,6 +168,8 @@ def _write_derived(conn: Connection, owner: str, origin: Origin, derived: Derive
         found = conn.execute(select(o.c.id).where(o.c.entity_id == ids[name], o.c.content == text)).scalar()
         if found is None:
             found = conn.execute(insert(o).values(entity_id=ids[name], content=text)).inserted_primary_key[0]
+        else:
+            before["o"].add(int(found))
         cite("o", int(found), evidence)
     for rel, evidence, target_mention in derived.relations:
         found = conn.execute(select(r.c.id).where(r.c.owner == owner, r.c.source == rel.source,
@@ -164,7 +178,15 @@ def _write_derived(conn: Connection, owner: str, origin: Origin, derived: Derive
         if found is None:
             found = conn.execute(insert(r).values(owner=owner, source=rel.source, target=rel.target,
                                                   relation_type=rel.relation_type)).inserted_primary_key[0]
+        else:
+            before["r"].add(int(found))
         cite("r", int(found), evidence, target_mention)
+    # A fact there already that no record gave was written by a graph tool: it is the caller's, and stays
+    # when the records read now go (as one the tool writes after a build: SqlDerivedGraph._keep_tool_write).
+    tool = [{"owner": owner, "fact_kind": kind, "fact_id": i, "origin_kind": TOOL, "origin_id": "", "part": -1,
+             "mention": "", "excerpt": ""} for kind, found in before.items() for i in sorted(found - _cited(conn, kind, found))]
+    if tool:
+        conn.execute(insert(graph_evidence), tool)
     if rows:
         conn.execute(insert(graph_evidence), rows)
     write_events(conn, owner, derived.events)
@@ -197,6 +219,9 @@ def _forget(conn: Connection, owner: str | None, origins: Sequence[Origin]) -> i
         conn.execute(delete(graph_relations).where(graph_relations.c.id.in_(part)))
     for part in _parts(bare["o"]):
         conn.execute(delete(graph_observations).where(graph_observations.c.id.in_(part)))
+    for part in _parts(bare["e"]):  # defensive: an entity with a record is a tool's, which records never take
+        for gone_owner, names in _names(conn, part).items():
+            unindex_entities(conn, lexical_of(conn), gone_owner, names)
     for part in _parts(bare["e"]):
         kept = set(conn.execute(select(graph_observations.c.id).where(graph_observations.c.entity_id.in_(part))
                                 ).scalars())
@@ -209,6 +234,14 @@ def _forget(conn: Connection, owner: str | None, origins: Sequence[Origin]) -> i
         where = [s.c.origin_kind == kind, s.c.origin_id == rid] + ([s.c.owner == owner] if owner is not None else [])
         gone += conn.execute(delete(s).where(*where)).rowcount or 0
     return gone
+
+
+def _names(conn: Connection, ids: Sequence[int]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for owner, name in conn.execute(select(graph_entities.c.owner, graph_entities.c.name).where(
+            graph_entities.c.id.in_(list(ids)))).tuples():
+        found.setdefault(owner, []).append(name)
+    return found
 
 
 def _cited(conn: Connection, kind: str, ids: set[int]) -> set[int]:

@@ -20,13 +20,13 @@ from domain.access.principal import Identity
 from domain.artifacts.progress import Progress, Silent
 from domain.common import Clock, audit, utc_now
 from domain.errors import ConfigurationError, NotFoundError, ValidationError
-from domain.graph.extraction import KINDS, Extracted, Extractor, Passage, excerpt, extraction_problem
+from domain.graph.extraction import KINDS, UNKNOWN, Extracted, Extractor, Passage, excerpt, extraction_problem
 from domain.graph.model import Alias, Derived, Entity, Event, Evidence, GraphBuild, Relation
 from domain.graph.records import Readable, Scope, Source
 from domain.graph.resolve import Embed, Resolver
 from domain.graph.usecases import COLLECTION
 from domain.model import RequestContext
-from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
+from domain.ports import ArtifactScopes, ChunkerCatalog, MetadataStore, PrivacyPolicy
 from domain.ports.graph import DerivedGraph, GraphStore
 from domain.validation import epoch, optional_choices, optional_span, require_text
 
@@ -46,6 +46,21 @@ def scope_of(kinds: object, source: object, since: object, until: object) -> Sco
     return Scope(chosen, source, *optional_span(since, until))
 
 
+def release(build: GraphBuild) -> None:
+    """The caller's build slot, when ``build`` holds it (a second release does nothing)."""
+    with _running_lock:
+        if _running.get(build.owner) == build.id:
+            del _running[build.owner]
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A build recorded as running, not yet run (BuildGraph.start)."""
+
+    build: GraphBuild
+    scope: Scope
+    extractor: Extractor
+    context: RequestContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,7 @@ class BuildGraph:
     extractors: dict[str, Extractor]
     extractor: str = "spacy"
     policies: Sequence[PrivacyPolicy] = ()
+    chunkers: ChunkerCatalog | None = None  # a document's chunker tells its prose from its markup
     embed: Embed | None = None
     dates: Dates | None = None  # "last Friday" in a record of (ISO time) -> an ISO date, or None
     clock: Clock = utc_now
@@ -65,6 +81,12 @@ class BuildGraph:
 
     def __call__(self, kinds: object = None, source: object = None, since: object = None, until: object = None,
                  progress: Progress | None = None) -> GraphBuild:
+        return self.run(self.start(kinds, source, since, until), progress)
+
+    def start(self, kinds: object = None, source: object = None, since: object = None,
+              until: object = None) -> Started:
+        """Check the request, claim the caller's one build and record it as running: its id is known (and
+        graph_status answers for it) before any record is read. ``run`` does the work and releases it."""
         scope = scope_of(kinds, source, since, until)
         extractor = self.extractors.get(self.extractor)
         if extractor is None:
@@ -82,16 +104,23 @@ class BuildGraph:
                                                      "see graph_status")
             _running[owner] = build.id
         try:
-            return self._run(build, scope, extractor, context, progress or Silent())
+            self.derived.save_build(build)
+        except BaseException:
+            release(build)
+            raise
+        return Started(build, scope, extractor, context)
+
+    def run(self, started: Started, progress: Progress | None = None) -> GraphBuild:
+        try:
+            return self._run(started.build, started.scope, started.extractor, started.context, progress or Silent())
         finally:
-            with _running_lock:
-                _running.pop(owner, None)
+            release(started.build)
 
     def _run(self, build: GraphBuild, scope: Scope, extractor: Extractor, context: RequestContext,
              progress: Progress) -> GraphBuild:
-        self.derived.save_build(build)
         owner = build.owner
-        readable = Readable(self.store, self.scopes, self.policies, context, self.now(), extractor.version)
+        readable = Readable(self.store, self.scopes, self.policies, context, self.now(), extractor.version,
+                            self.chunkers)
         held = self.derived.source_digests(owner)
         sources = list(readable.sources(scope))
         todo = sorted((s for s in sources if held.get((s.kind, s.record_id)) != s.digest), key=lambda s: s.ts)
@@ -118,7 +147,13 @@ class BuildGraph:
 
     def _batch(self, build: GraphBuild, batch: list[Source], extractor: Extractor, resolver: Resolver,
                context: RequestContext, errors: list[str]) -> GraphBuild:
-        passages = {(s.kind, s.record_id): s.read() for s in batch}
+        passages: dict[tuple[str, str], list[Passage]] = {}
+        for source in batch:
+            try:
+                passages[(source.kind, source.record_id)] = source.read()
+            except Exception as exc:  # noqa: BLE001 - e.g. a chunker's prose reader failed: read again next time
+                errors.append(f"{source.kind} {source.record_id}: {type(exc).__name__}: {exc}"[:500])
+        read = [s for s in batch if (s.kind, s.record_id) in passages]
         flat = [p for ps in passages.values() for p in ps]
         try:
             found = extractor.extract(flat) if flat else []
@@ -126,19 +161,19 @@ class BuildGraph:
             if problem:
                 raise RuntimeError(f"extractor {extractor.name} answered wrongly: {problem}")
         except Exception as exc:  # noqa: BLE001 - recorded against these records; the build goes on
-            errors += [f"{s.kind} {s.record_id}: {type(exc).__name__}: {exc}"[:500] for s in batch]
+            errors += [f"{s.kind} {s.record_id}: {type(exc).__name__}: {exc}"[:500] for s in read]
             return replace(build, done=build.done + len(batch), updated=self.clock())
         results = dict(zip(((p.kind, p.record_id, p.part) for p in flat), found))
         items = []
         counts = [0, 0, 0]
-        for source in batch:
+        for source in read:
             derived = _derive(resolver, [(p, results[(p.kind, p.record_id, p.part)])
                                          for p in passages[(source.kind, source.record_id)]], self.dates)
             counts = [counts[0] + len(derived.entities), counts[1] + len(derived.relations),
                       counts[2] + len(derived.observations)]
             items.append(((source.kind, source.record_id), source.digest, derived))
         self.derived.apply_sources(build.owner, items, audit(
-            "build_graph", COLLECTION, [s.record_id for s in batch], self.clock(), context, items=len(batch)))
+            "build_graph", COLLECTION, [s.record_id for s in read], self.clock(), context, items=len(read)))
         return replace(build, done=build.done + len(batch), entities=build.entities + counts[0],
                        relations=build.relations + counts[1], observations=build.observations + counts[2],
                        updated=self.clock())
@@ -158,6 +193,9 @@ def _derive(resolver: Resolver, read: list[tuple[Passage, Extracted]], dates: Da
         for m in found.entities:
             name, alias = resolver.resolve(m.name, m.entity_type, sentence.get(m.name, ""))
             resolver.learn(name, m.entity_type, sentence.get(m.name, ""))
+            if resolver.known.get(name) == UNKNOWN and m.entity_type != UNKNOWN:
+                resolver.known[name] = m.entity_type  # a type read with confidence replaces "unknown"
+                entities.pop(name, None)
             names[m.name] = name
             aliases += [alias] if alias is not None else []
             entities.setdefault(name, Entity(name, resolver.known.get(name, m.entity_type)))

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 MAX_EXCERPT = 300  # characters of the sentence kept as an edge's or an observation's evidence
 KINDS = ("memory", "turn", "artifact")  # the records a graph is built from
+UNKNOWN = "unknown"  # the type of a name whose type the extractor cannot tell (it matches any type)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,11 @@ from domain.access.rules import access_fields, access_filter, access_metadata, v
 from domain.artifacts.usecases import CHUNKS, WHOLE, read_whole
 from domain.common import apply_policies
 from domain.graph.extraction import KINDS, Passage
+from domain.graph.prose import VERSION as PROSE, ProseReader, artifact_passages
 from domain.history.usecases import COLLECTION as HISTORY
 from domain.memories.usecases import memory_hit
 from domain.model import Hit, RequestContext
-from domain.ports import ArtifactScopes, MetadataStore, PrivacyPolicy
+from domain.ports import ArtifactScopes, ChunkerCatalog, MetadataStore, PrivacyPolicy
 from domain.search.retrieve import Retriever
 from domain.validation import epoch
 
@@ -69,6 +70,7 @@ class Readable:
     context: RequestContext
     now: float
     version: str  # the extractor's: another extractor reads everything again
+    chunkers: ChunkerCatalog | None = None  # the chunker that cut a document tells its prose (domain/graph/prose.py)
 
     def sources(self, scope: Scope) -> Iterator[Source]:
         if "memory" in scope.kinds:
@@ -115,23 +117,36 @@ class Readable:
             kept = {h.id for h in apply_policies(self.policies, [_hit(a, "artifact") for a in batch], self.context)}
             for a in batch:
                 if a.id in kept and scope.takes(a.ts, a.source_system):
-                    yield Source("artifact", a.id, digest(self.version, a.version), lambda a=a: self._chunks(a.id),
-                                 epoch(a.ts))
+                    yield Source("artifact", a.id, digest(self.version, PROSE, a.version),
+                                 lambda a=a: self._chunks(a.id), epoch(a.ts))
             if len(batch) < PAGE:
                 return
             before = (epoch(batch[-1].ts), batch[-1].id)
 
     def _chunks(self, artifact_id: str) -> list[Passage]:
+        """A document's prose, a passage per chunk (domain/graph/prose.py)."""
         artifact, chunks = read_whole(self.store, artifact_id)  # type: ignore[arg-type]
         if artifact is None:
             return []
-        if not chunks:
-            return [Passage("artifact", artifact_id, artifact.content or "", when=artifact.ts)]
-        return [Passage("artifact", artifact_id, c.content, part=c.index, when=artifact.ts) for c in chunks]
+        chunker = self.chunkers.get(artifact.chunker) if self.chunkers is not None else None
+        return artifact_passages(artifact, chunks, chunker if isinstance(chunker, ProseReader) else None)
 
 
 def _hit(item: Any, kind: str) -> Hit:
     return Hit(id=item.id, type=kind, score=0.0, content="", fields=dict(access_metadata(item)))
+
+
+def origin_of(hit: Hit) -> tuple[str, str, int] | None:
+    """The record a search hit is, as the graph names its origins, with the part read (a chunk's index,
+    else -1); None for a hit that is no record a graph is built from (an entity)."""
+    if hit.type == "memory":
+        return "memory", hit.id, -1
+    if hit.type == "history":
+        return "turn", hit.id, -1
+    if hit.type in ("chunk", "artifact"):
+        index = hit.fields.get("chunk_index")
+        return "artifact", str(hit.fields.get("artifact_id") or hit.id), int(index) if index is not None else -1
+    return None
 
 
 def found_records(retrieve: Retriever, query: str, limit: int, context: RequestContext) -> list[tuple[str, str]]:

@@ -1,9 +1,9 @@
 """Entity resolution: a name read in a record is matched to an entity the owner's graph already holds,
 in Graphiti's order without its LLM step: the same name; the same name normalised (case, accents,
-punctuation, a leading "the", a possessive); a fuzzy match of the normalised names (same type, sharing
-a word, similarity at least ``fuzzy``); a person's first name alone for the one person of that first
+punctuation, a leading "the", a possessive); a fuzzy match of the normalised names (same type, or
+one of them unknown; sharing a word, similarity at least ``fuzzy``); a person's first name alone for the one person of that first
 name; then, when an embedder is given, the meaning of the name in its
-sentence against the candidate's name in its own (same type, cosine at least ``semantic``). A merge
+sentence against the candidate's name in its own (same type or unknown, cosine at least ``semantic``). A merge
 is recorded as an alias (how, how sure); an unmerged pair is never merged again. Never across owners:
 a resolver is made per owner's graph."""
 
@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from domain.graph.extraction import UNKNOWN
 from domain.graph.model import Alias
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -87,12 +88,13 @@ class Resolver:
         if same is not None and self._allowed(name, same):
             return same, "normalized", 1.0
         candidates = sorted({c for w in key.split() for c in self.by_word.get(w, ())
-                             if self.known.get(c) == kind and self._allowed(name, c)})
+                             if same_type(self.known.get(c), kind) and self._allowed(name, c)})
         scored = sorted(((SequenceMatcher(None, key, normal(c)).ratio(), c) for c in candidates), reverse=True)
         if scored and scored[0][0] >= self.fuzzy:
             return scored[0][1], "fuzzy", scored[0][0]
-        if kind == "person" and " " not in key:  # "Tom" for the one person whose first name it is
-            firsts = [c for c in candidates if normal(c).split()[0] == key and " " in normal(c)]
+        if kind in ("person", UNKNOWN) and " " not in key:  # "Tom" for the one person whose first name it is
+            firsts = [c for c in candidates if normal(c).split()[0] == key and " " in normal(c)
+                      and self.known.get(c) == "person"]
             if len(firsts) == 1:
                 return firsts[0], "first_name", 0.9
         if self.embed is None or not scored or not sentence:
@@ -106,6 +108,11 @@ class Resolver:
 
     def _allowed(self, alias: str, name: str) -> bool:
         return alias != name and (alias, name) not in self.blocked
+
+
+def same_type(held: str | None, kind: str) -> bool:
+    """Whether two types may name one entity: equal, or one of them unknown (the extractor could not tell)."""
+    return held == kind or UNKNOWN in (held, kind)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

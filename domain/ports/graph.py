@@ -4,18 +4,21 @@ file order)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from domain.graph.model import Alias, Derived, Entity, Event, Evidence, GraphBuild, Relation
-from domain.model import AuditEntry
+from domain.model import AuditEntry, VectorRecord
 
 
 @runtime_checkable
 class GraphStore(Protocol):
-    def create_entities(self, owner: str, entities: Sequence[Entity], entry: AuditEntry) -> list[Entity]:
+    def create_entities(self, owner: str, entities: Sequence[Entity], entry: AuditEntry,
+                        vectors: Sequence[VectorRecord] = ()) -> list[Entity]:
         """Those whose name the owner's graph does not hold yet (the first of a name given twice), with
-        their observations; the others are left as they are. Returns the ones created, in order."""
+        their observations; the others are left as they are. Returns the ones created, in order. Each
+        one created is a searchable record (domain/graph/entities.py): its words indexed, and those of
+        ``vectors`` that are its own stored and queued for the vector index, in the same transaction."""
         ...
 
     def create_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> list[Relation]:
@@ -23,17 +26,21 @@ class GraphStore(Protocol):
         ...
 
     def add_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]],
-                         entry: AuditEntry) -> list[tuple[str, list[str]]] | str:
+                         entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> list[tuple[str, list[str]]] | str:
         """Each entity's new observations (those it does not hold yet, in order), all or nothing: the
-        name of the first entity that does not exist (nothing written), else what each item added."""
+        name of the first entity that does not exist (nothing written), else what each item added.
+        Each entity given is a searchable record then (its words indexed again); of ``vectors``, those
+        of its name and of the observations added are stored and queued."""
         ...
 
     def delete_entities(self, owner: str, names: Sequence[str], entry: AuditEntry) -> None:
-        """The entities and their observations, and every relation from or to one of the names."""
+        """The entities and their observations, and every relation from or to one of the names; their
+        records (words and vectors) with them."""
         ...
 
     def delete_observations(self, owner: str, items: Sequence[tuple[str, Sequence[str]]], entry: AuditEntry) -> None:
-        """Those observations of those entities (an unknown entity or observation: nothing)."""
+        """Those observations of those entities (an unknown entity or observation: nothing), and their
+        vectors; the entity's words indexed again."""
         ...
 
     def delete_relations(self, owner: str, relations: Sequence[Relation], entry: AuditEntry) -> None: ...
@@ -50,6 +57,10 @@ class GraphStore(Protocol):
 
     def match_entities(self, owner: str, text: str) -> list[str]:
         """Names of the entities whose name, type or an observation holds ``text`` (any case), in order."""
+        ...
+
+    def entity_records(self, record_ids: Sequence[str]) -> dict[str, tuple[str, Entity]]:
+        """The searchable entity records of those ids that exist: (owner, the entity as it is now)."""
         ...
 
 
@@ -84,8 +95,10 @@ class DerivedGraph(Protocol):
         """Records that name those entities (entity name, origin, chunk part), the most recent first."""
         ...
 
-    def named_by(self, owner: str, origins: Sequence[Origin]) -> dict[Origin, list[str]]:
-        """The entities each of those records names (as read), in the order they were read."""
+    def named_by(self, owner: str, origins: Sequence[Origin],
+                 parts: Mapping[Origin, set[int]] | None = None) -> dict[Origin, list[str]]:
+        """The entities each of those records names (as read), in the order they were read; ``parts``:
+        of a record it holds, only those read from these parts (a document's chunks by index)."""
         ...
 
     def events(self, owner: str, since: float | None = None, until: float | None = None,

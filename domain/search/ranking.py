@@ -18,6 +18,8 @@ from domain.model import (
 )
 from domain.ports import ArtifactStore, Filter, LexicalIndex, MetadataStore, PrivacyPolicy, VectorIndex, VectorOutbox
 from domain.artifacts.usecases import WHOLE
+from domain.graph.entities import ENTITIES, entity_hit
+from domain.ports.graph import GraphStore
 from domain.common import apply_policies
 from domain.upkeep.vector_sync import owner_field
 
@@ -39,6 +41,7 @@ class Ranker:
     # Writes committed but not yet in the index are scored from the store (read-your-writes, no waiting).
     outbox: VectorOutbox | None = None
     now: Callable[[], float] = time.time
+    graph: GraphStore | None = None  # the entities the graph tools wrote: records of their own (``entity``)
 
     def nearest(self, collection: str, vector: Vector, fetch: int, where: Filter, index: str | None = None,
                 index_where: Filter | None = None) -> tuple[list[VectorMatch], bool]:
@@ -123,6 +126,9 @@ class Ranker:
         if collection == "history":
             return {i: (t.content_hash[:12], partial(turn_hit, t)) for i, t in self.store.get_turns(ids).items()
                     if seen(t)}
+        if collection == ENTITIES:  # the caller's own graph alone
+            found = self.graph.entity_records(ids) if self.graph is not None else {}
+            return {i: (None, partial(entity_hit, i, e)) for i, (owner, e) in found.items() if owner == context.actor}
         # A new artifact still being embedded is found by its words: its hits say so (``indexing``).
         owners = {i: a for i, a in self.artifacts.get_artifacts(sorted({artifact_of(i) for i in ids}),
                                                                 indexing=True).items() if seen(a)}

@@ -22,9 +22,11 @@ from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
 from domain.common import nothing
 from domain.search.ranking import Ranker, Records
 from domain.search.when import DateReader, newest, within
+from domain.graph.entities import ENTITIES
 
 # What callers see a collection called (the spec's names); the index keys are shorter.
-SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history"}
+SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history",
+         ENTITIES: "entities"}
 
 
 # BM25 gives a word held by more than half the records (nearly) no weight: a record matching only

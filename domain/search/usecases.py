@@ -10,6 +10,7 @@ from domain.search.lexical import analyse
 from domain.model import ArtifactChunk, Hit, RequestContext
 from domain.ports import ArtifactStore
 from domain.artifacts.usecases import CHUNKS, WHOLE
+from domain.graph.entities import ENTITIES
 from domain.search.filters import parse_filters
 from domain.search.snippets import snippet
 from domain.search.retrieve import SHOWN, Retriever
@@ -52,7 +53,8 @@ class SearchOutcome:
 
 @dataclass(frozen=True, slots=True)
 class HybridSearch:
-    """Artifacts and chunks (memories and history on request), each collection's signals fused by RRF."""
+    """Artifacts and chunks (memories, with the caller's graph entities, and history on request), each
+    collection's signals fused by RRF."""
 
     retrieve: Retriever
     artifacts: ArtifactStore
@@ -63,7 +65,7 @@ class HybridSearch:
         filters = parse_filters(request.filters)
         collections = [WHOLE, CHUNKS]
         if check_flag("include_memory", request.include_memory):
-            collections.append("memory")
+            collections += ["memory", ENTITIES]  # the entities the caller wrote with the graph tools too
         if check_flag("include_history", request.include_history):
             collections.append("history")
         expand = check_flag("expand_neighbors", request.expand_neighbors)

@@ -15,7 +15,7 @@ from domain.ports import VectorIndex, VectorOutbox
 
 # Vectors of artifacts and chunks are owned by their artifact; the others by their own record.
 OWNER_FIELDS = {"artifact": "artifact_id", "chunk": "artifact_id"}
-COLLECTIONS = ("memory", "history", "history_context", "artifact", "chunk")
+COLLECTIONS = ("memory", "history", "history_context", "artifact", "chunk", "entity")  # entity: domain/graph/entities.py
 
 
 def owner_field(collection: str) -> str:

@@ -69,6 +69,12 @@ class MarkdownChunker(StructureChunker):
         """The text's leaf blocks, tiling it (a subclass reads another markup: plugins/chunkers/rst.py)."""
         return parse_blocks(text)
 
+    def prose(self, text: str) -> str:
+        """``text`` with all but its prose blanked, same length (domain.graph.prose.ProseReader)."""
+        from plugins.chunkers.prose import markdown_prose
+
+        return markdown_prose(text)
+
 
 @dataclass(frozen=True, slots=True)
 class Block:

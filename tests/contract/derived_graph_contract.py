@@ -50,6 +50,24 @@ class DerivedGraphContract:
         assert store.entities("u1") == [Entity("Melanie", "person", ("Melanie paints.",))]
         assert store.relations("u1") == [] and store.source_digests("u1") == {MEM: "d9"}
 
+    def test_what_a_graph_tool_wrote_first_stays_when_a_record_that_names_it_goes(self, store) -> None:
+        store.create_entities("u1", [Entity("Caroline", "person", ("Caroline went to Boston.",))], AUDIT)
+        store.create_relations("u1", [WENT], AUDIT)
+        store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)  # the same facts, read from a memory
+        store.forget_sources(None, [MEM], None)  # the memory deleted
+        assert store.entities("u1") == [Entity("Caroline", "person", ("Caroline went to Boston.",))]
+        assert store.relations("u1") == [WENT]
+
+    def test_a_chunk_names_what_was_read_from_it(self, store) -> None:
+        doc = ("artifact", "art_1")
+        first = Derived(entities=(CAROLINE, BOSTON), mentions=(
+            ("Caroline", Evidence("artifact", "art_1", 0, "Caroline", "Caroline writes.")),
+            ("Boston", Evidence("artifact", "art_1", 3, "Boston", "Boston is far."))))
+        store.apply_sources("u1", [(doc, "d1", first)], AUDIT)
+        assert store.named_by("u1", [doc]) == {doc: ["Caroline", "Boston"]}
+        assert store.named_by("u1", [doc], {doc: {3}}) == {doc: ["Boston"]}
+        assert store.named_by("u1", [doc, MEM], {doc: {1}}) == {}
+
     def test_what_a_graph_tool_wrote_too_stays(self, store) -> None:
         store.apply_sources("u1", [(MEM, "d1", said(MEM))], AUDIT)
         store.create_relations("u1", [WENT], AUDIT)  # the tool: already there, now the caller's too

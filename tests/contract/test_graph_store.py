@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from adapters.memory.basics import HashEmbedder
 from adapters.memory.scopes import InMemoryStore
 from adapters.sql.ledger import SqlStore
 from adapters.sql.store import make_engine
+from domain.graph.entities import ENTITIES, EntityVectors, entity_record
 from domain.graph.model import Entity, Relation
 from domain.model import AuditEntry
 from domain.ports.graph import GraphStore
@@ -86,6 +88,30 @@ class GraphStoreContract:
         assert store.match_entities("u1", "PERSON") == ["Alice", "Bob"]
         assert store.match_entities("u1", "100%_") == [] and store.match_entities("u2", "alice") == []
         assert store.match_entities("u1", "") == ["Alice", "Bob", "Acme Corp"]
+
+
+    def test_an_entity_the_tools_write_is_a_record_found_by_its_words_and_vectors(self, store) -> None:
+        """domain/graph/entities.py: its record, words and vectors written with it and deleted with it."""
+        tools = EntityVectors(store, HashEmbedder())
+        quill = Entity("Ada_Quill", "person", ("Keeps bees on the roof",))
+        record = entity_record("u1", "Ada_Quill")
+        assert tools.create_entities("u1", [quill, Entity("Ada_Quill", "robot")], AUDIT) == [quill]
+        assert store.entity_records([record, "ent_nothing"]) == {record: ("u1", quill)}
+        assert [m.record_id for m in store.lexical_search(ENTITIES, ["bees"], 5)] == [record]
+        assert store.count_vectors(ENTITIES) == 2  # its name, its observation
+        tools.create_entities("u1", [quill], AUDIT)  # there already: nothing embedded or stored again
+        assert store.count_vectors(ENTITIES) == 2
+        assert tools.add_observations("u1", [("Ada_Quill", ["Sells honey at the market", "Keeps bees on the roof"])],
+                                      AUDIT) == [("Ada_Quill", ["Sells honey at the market"])]
+        assert store.count_vectors(ENTITIES) == 3 and [m.record_id for m in store.lexical_search(
+            ENTITIES, ["honey"], 5)] == [record]
+        store.delete_observations("u1", [("Ada_Quill", ["Keeps bees on the roof"])], AUDIT)
+        assert store.count_vectors(ENTITIES) == 2 and store.lexical_search(ENTITIES, ["bees"], 5) == []
+        assert tools.create_entities("u2", [quill], AUDIT) == [quill]  # another owner's: a record of its own
+        store.delete_entities("u1", ["Ada_Quill"], AUDIT)
+        assert store.entity_records([record]) == {} and store.lexical_search(ENTITIES, ["honey"], 5) == []
+        assert store.count_vectors(ENTITIES) == 2  # u2's
+        assert list(store.entity_records([entity_record("u2", "Ada_Quill")]).values()) == [("u2", quill)]
 
 
 class TestInMemoryGraphStore(GraphStoreContract, DerivedGraphContract):

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from domain.errors import MemtroveError
-from domain.graph.build import BuildGraph, GraphStatus
+from domain.graph.build import BuildGraph, GraphStatus, release
 from domain.graph.model import Evidence, GraphBuild, Relation
 from domain.graph.usecases import KnowledgeGraph
 from domain.zapomni.usecases import MAX_QUERY, MAX_TEXT, AddMemory, GetStats, SearchMemory
@@ -116,13 +116,25 @@ class ZapomniTools(Toolbox):
                     until: Annotated[str | None, Field(description="Only records up to this ISO-8601 date")] = None,
                     ctx: Context | None = None) -> CallToolResult:
         build = self.use(BuildGraph)()
-        result = run_long(self.runtime, ctx, lambda progress: build(kinds, source, since, until, progress),
-                          self.runtime.settings.memtrove_call_budget)
+        started = build.start(kinds, source, since, until)  # recorded before the run: its id is known now
+        began: list[bool] = []
+
+        def work(progress: Any) -> GraphBuild:
+            began.append(True)
+            return build.run(started, progress)  # releases the caller's build slot when it ends
+
+        try:
+            result = run_long(self.runtime, ctx, work, self.runtime.settings.memtrove_call_budget, unit="records read")
+        except Exception:
+            if not began:  # the run was never handed to the background: nothing else releases its slot
+                release(started.build)
+            raise
         if isinstance(result, StillRunning):
             done, total = (result.latest[1], result.latest[2]) if result.latest else (0, 0)
-            body = {"status": "running", "build_id": result.latest[0] if result.latest else None,
-                    "processed": done, "total": total, "error": None}
-            return render.ok(body, f"Building: {done} of {total} records read; call graph_status to follow it.")
+            body = {"status": "running", "build_id": started.build.id, "processed": done, "total": total,
+                    "error": None}
+            return render.ok(body, f"Graph build {started.build.id} running: {done} of {total} records read; "
+                                   "call graph_status to follow it.")
         return render.ok({"status": "success", **status(result), "error": None}, summary(result))
 
     @tool("The state of your latest graph build (or of build_id): running, done, failed or interrupted, with "
