@@ -91,7 +91,7 @@ class StoreMemory:
             return memory
         refused = self.store.supersede_memory(memory, entry, records)
         if refused == "missing":
-            raise NotFoundError(f"Memory {supersedes} not found")
+            raise NotFoundError(f"Memory {supersedes} not found", field="supersedes")
         if refused == "superseded":
             raise ValidationError("supersedes", f"Memory {supersedes} is already superseded: supersede the memory "
                                                 "that replaced it (memory_history lists them)")
@@ -106,7 +106,7 @@ class StoreMemory:
         check_change(self.store, context, found, "supersede", COLLECTION, memory_id, "Memory", "supersedes",
                      stamp, epoch(stamp))
         if found is None:
-            raise NotFoundError(f"Memory {memory_id} not found")
+            raise NotFoundError(f"Memory {memory_id} not found", field="supersedes")
         if found.superseded_by is not None:
             raise ValidationError("supersedes", f"Memory {memory_id} is already superseded by {found.superseded_by}: "
                                                 "supersede that one")

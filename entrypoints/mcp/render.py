@@ -39,14 +39,15 @@ def preview(text: str, width: int = 80) -> str:
 _UNSHOWN = frozenset({"retention_policy", "expanded", "snippet", "whole"})
 
 
-def hit(h: Hit) -> dict[str, Any]:
+def hit(h: Hit, ranked: bool = True) -> dict[str, Any]:
     """A hit with its text once: ``snippet`` (around the query's words) from a search, the whole
-    passage as ``content`` when neighbours were asked for (or for a listing, which has no snippet)."""
+    passage as ``content`` when neighbours were asked for (or for a listing, which has no snippet).
+    A record read rather than ranked (a listing, a get, a memory's versions) has no score to show."""
     cut = "snippet" in h.fields and not h.fields.get("expanded") and not h.fields.get("whole")
     text: dict[str, Any] = {"snippet": h.fields["snippet"]} if cut else {"content": h.content}
     if cut and h.type == "memory" and h.fields["snippet"] != h.content:
         text["truncated"] = True  # memory_get reads it whole
-    return {"id": h.id, "type": h.type, "score": h.score, **text,
+    return {"id": h.id, "type": h.type, **({"score": h.score} if ranked else {}), **text,
             **{k: v for k, v in h.fields.items() if k not in _UNSHOWN}}
 
 

@@ -52,12 +52,15 @@ def test_a_preference_changed_three_times(client: BlockingClient) -> None:
     assert [v["id"] for v in history["versions"]] == ids  # oldest first, whichever version is asked
     assert [v.get("valid_to") for v in history["versions"]] == [said[1][1], said[2][1], None]
     assert history["versions"][0]["superseded_by"] == ids[1]
+    assert not any("score" in v for v in history["versions"])  # read, not ranked: no score of 0.0
+    assert not any("score" in m for m in call(client, "memory_list", limit=100)["results"])
 
     again = refused(client, "memory_store", content="The user prefers water.", type="preference", confidence=0.9,
                     supersedes=ids[0])
     assert again["error"]["field"] == "supersedes" and "already superseded" in again["error"]["message"]
-    assert refused(client, "memory_store", content="x", type="fact", confidence=1, supersedes="mem_" + "0" * 32
-                   )["error"]["message"] == f"Memory mem_{'0' * 32} not found"
+    missing = refused(client, "memory_store", content="x", type="fact", confidence=1, supersedes="mem_" + "0" * 32)
+    assert missing["error"] == {"type": "not_found", "message": f"Memory mem_{'0' * 32} not found",
+                                "field": "supersedes"}, missing
     assert refused(client, "memory_store", content="x", type="fact", confidence=1, valid_from="soon")["error"][
         "field"] == "valid_from"
     assert refused(client, "memory_search", query="tea", as_of="last May")["error"]["field"] == "as_of"

@@ -70,7 +70,7 @@ class MemoryTools(Toolbox):
         lines = [f"Found {len(hits)} memories:", *(render.memory_line(h, False) for h in hits)]
         if page.next_cursor:
             lines.append(f"More: call again with cursor={page.next_cursor}")
-        return render.ok({"count": len(hits), "results": [render.hit(h) for h in hits],
+        return render.ok({"count": len(hits), "results": [render.hit(h, ranked=False) for h in hits],
                           "next_cursor": page.next_cursor}, "\n".join(lines))
 
     @tool("Read one memory whole by id (a search shows long ones cut).", annotations=READ_ONLY, needs_store=False)
@@ -79,7 +79,7 @@ class MemoryTools(Toolbox):
         memory_id: Annotated[str, Field(description="Memory ID, starts with 'mem_'")],
     ) -> CallToolResult:
         found = self.use(GetMemory)()(memory_id)
-        return render.ok(render.hit(found), f"[{found.id}] ({found.fields['memory_type']}, "
+        return render.ok(render.hit(found, ranked=False), f"[{found.id}] ({found.fields['memory_type']}, "
                                             f"conf={found.fields['confidence']:g}): {found.content}")
 
     @tool("Delete a memory by id.", annotations=DESTRUCTIVE, writes=True)
@@ -100,4 +100,4 @@ class MemoryTools(Toolbox):
         lines = [f"{len(versions)} versions, oldest first:", *(render.memory_line(h, False) + (
             f" [until {h.fields['valid_to']}]" if h.fields.get("valid_to") else " [current]") for h in versions)]
         return render.ok({"memory_id": memory_id, "count": len(versions),
-                          "versions": [render.hit(h) for h in versions]}, "\n".join(lines))
+                          "versions": [render.hit(h, ranked=False) for h in versions]}, "\n".join(lines))
