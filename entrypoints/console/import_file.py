@@ -40,8 +40,11 @@ def batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
         first, size = 2, 0
         try:
             for number, raw in lines(stream, MAX_LINE):
+                if number == 1:
+                    header(name, raw)
+                    continue
                 try:
-                    text = raw.decode("utf-8").removeprefix("\ufeff" if number == 1 else "")
+                    text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise ValidationError("path", f"{name}:{number}: not UTF-8 text (byte {exc.start + 1} of the "
                                                   "line)") from None
@@ -51,11 +54,6 @@ def batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
                     if exc.field == "record":
                         raise ValidationError("path", f"{name}:{number}: {exc.problem}") from None
                     raise refused(number, exc) from None
-                if number == 1:
-                    if not isinstance(value, dict) or value.get(FORMAT) != VERSION:
-                        raise ValidationError("path", f"{name}:1: not a memtrove export (the first line must be "
-                                                      f"{json.dumps(HEADER)})")
-                    continue
                 if not batch:
                     first = number
                 batch.append(value)
@@ -68,6 +66,22 @@ def batches(path: Path) -> Iterator[tuple[int, list[dict[str, Any]]]]:
                                           "any record: it was not read further") from None
         if batch:
             yield first, batch
+
+
+def header(name: str, raw: bytes) -> None:
+    """The first line of an export file checked: memtrove's export format, of the version this reads."""
+    try:
+        value = json.loads(raw.decode("utf-8").removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict) and value.get(FORMAT) == VERSION:
+        return
+    if isinstance(value, dict) and FORMAT in value:
+        raise ValidationError("path", f"{name}:1: a memtrove export of version {value[FORMAT]!r}; this memtrove "
+                                      f"reads version {VERSION}")
+    raise ValidationError("path", f"{name}:1: not a memtrove export (its first line is {json.dumps(HEADER)}); "
+                                  "another tool's file is read with --from reference, mcp-memory-service, markdown, "
+                                  "claude or chatgpt")
 
 
 def foreign_batches(fmt: str, path: Path, report: Any) -> Iterator[tuple[int, list[dict[str, Any]]]]:
@@ -86,6 +100,17 @@ def foreign_batches(fmt: str, path: Path, report: Any) -> Iterator[tuple[int, li
             batch = []
     if batch:
         yield number - len(batch) + 1, batch
+
+
+def split(first: int, records: list[dict[str, Any]], left_out: set[int]) -> list[tuple[int, list[dict[str, Any]]]]:
+    """(number of the first record, records) of the runs of a batch between the records ``left_out``."""
+    parts: list[tuple[int, list[dict[str, Any]]]] = []
+    start = 0
+    for n in [n - first for n in sorted(left_out) if first <= n < first + len(records)] + [len(records)]:
+        if n > start:
+            parts.append((first + start, records[start:n]))
+        start = n + 1
+    return parts
 
 
 def identity_of(record: dict[str, Any]) -> tuple[Any, ...]:

@@ -10,7 +10,7 @@ Each format is read as its tool writes it, taken from the tool's source:
   superseded_by, update_memory_versioned), storage/migrations/011_memory_evolution_p1.sql, models/memory.py.
 - markdown: basic-memory and Obsidian notes per basicmachines-co/basic-memory @4d1dfdb7 src/basic_memory/
   markdown/entity_parser.py, plugins.py, utils.parse_tags, ignore_utils.py; help.obsidian.md Tags, Properties.
-- claude, chatgpt: the Claude.ai and ChatGPT data exports, in importers_chat.py.
+- claude, chatgpt: the Claude.ai and ChatGPT data exports, in importers_claude.py and importers_chat.py.
 """
 
 from __future__ import annotations
@@ -58,9 +58,10 @@ def read_foreign(fmt: str, path: Path, report: Report) -> Iterator[dict[str, Any
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     if not ((path := Path(path)).is_dir() if fmt == MARKDOWN else path.is_file()):
         raise ImportFormatError(path, "path", "path", f"the path names no {'folder' if fmt == MARKDOWN else 'file'}")
-    if fmt in ("claude", "chatgpt"):
-        from entrypoints.console import importers_chat  # it uses this module's helpers
-        reader = importers_chat.read_claude if fmt == "claude" else importers_chat.read_chatgpt
+    if fmt == "claude":  # these use this module's helpers
+        from entrypoints.console.importers_claude import read_claude as reader
+    elif fmt == "chatgpt":
+        from entrypoints.console.importers_chat import read_chatgpt as reader
     elif fmt == "reference":
         from entrypoints.console.importers_reference import read_reference as reader
     else:
@@ -122,9 +123,9 @@ def unfit(text: str) -> str | None:
 
 
 def artifact_record(source_system: str, source_id: str, title: str | None, ts: str, content: str,
-                    labels: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "artifact", "id": None, "artifact_type": "note", "source_system": source_system,
-            "source_id": source_id, "source_url": None, "title": title[:TITLE_CHARS] if title else None,
+                    labels: dict[str, Any], artifact_type: str = "note", source_url: str | None = None) -> dict[str, Any]:
+    return {"kind": "artifact", "id": None, "artifact_type": artifact_type, "source_system": source_system,
+            "source_id": source_id, "source_url": source_url, "title": title[:TITLE_CHARS] if title else None,
             "author": None, "participants": [], "ts": ts, "chunker": None, "chunked": True, "labels": labels,
             **PRIVACY, "content": content}
 

@@ -1,33 +1,30 @@
-"""The Claude.ai and ChatGPT data exports (``conversations.json``) as memtrove conversation turns; the
-readers behind ``read_foreign("claude" | "chatgpt", ...)`` in importers.py.
+"""The ChatGPT data export (``conversations.json``) as memtrove conversation turns, and what the chat
+exports share (the array of conversations, a turn, a conversation's title); the readers behind
+``read_foreign("claude" | "chatgpt", ...)`` in importers.py (Claude's in importers_claude.py).
 
 Both files are one JSON array of conversations; a place is named by the line its conversation starts on,
-the conversation's position in the array, and the message (its position, or its node id).
+the conversation's position in the array, and the message (its position, or its node id). A conversation's
+name (Claude's name, ChatGPT's title) is its first turn, role system, ``Title: <name>``, at the time the
+conversation began: memtrove's conversations have no title of their own.
 
-- claude: Settings > Privacy > Export data. Each conversation has uuid, name, created_at and
-  chat_messages, in order: uuid, sender ("human" or "assistant"), text, content (blocks of type text,
-  thinking, tool_use, tool_result, each with start/stop timestamps), created_at ("...Z", microseconds),
-  attachments, files, and in newer exports parent_message_uuid. Taken from exports quoted in public
-  repositories: echomine's "Research: Claude Export Adapter" (feature 004, from a real
-  data/anthropic/conversations.json, 2025-12), a JSON schema "Claude.ai conversations.json Export Format",
-  and verbatim message dumps (2026-03) showing that ``text`` runs every block together, thinking
-  included, with "This block is not supported on your current device yet." fenced in place of each tool
-  block. So a turn is the message's text blocks joined; ``text`` (placeholders cut) only if it has none.
 - chatgpt: Settings > Data controls > Export. Each conversation has id (and conversation_id), title,
   create_time (epoch seconds), current_node and mapping {node id: {id, message, parent, children}};
   a message has author.role (user, assistant, system, tool), content {content_type, parts}, create_time,
-  recipient and metadata (is_visually_hidden_from_conversation, is_user_system_message). Taken from the
+  recipient and metadata (is_visually_hidden_from_conversation, is_user_system_message, attachments:
+  the files uploaded with it, by name; their content is not in conversations.json). Taken from the
   export's own chat.html (getConversationMessages: current_node up the parent links, reversed; roles
   other than system; content_type text or multimodal_text; string parts and audio_transcription texts),
   quoted in public repositories, and mitkury/chatgpt-export-parser docs/chatgpt-data-export-format.md
-  (branches left by edits and regenerations stay in mapping, off the current_node chain).
+  (branches left by edits and regenerations stay in mapping, off the current_node chain). Some exports
+  give ``parts`` as one string rather than a list of them: it is the message's text.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +33,10 @@ from entrypoints.console.importers import (PRIVACY, TURN_CHARS, ImportFormatErro
 from entrypoints.console.jsonlines import JsonProblem, raw_decode
 
 SPACE = re.compile(r"[ \t\n\r]*")
-PLACEHOLDER = re.compile(r"\n*```\nThis block is not supported on your current device yet\.\n```\n*")
-CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
+TITLE = "Title: "  # a title turn's text before the conversation's name
+PARTS = {"image_asset_pointer": "image", "audio_asset_pointer": "audio recording",
+         "real_time_user_audio_video_asset_pointer": "audio or video recording"}  # what a part left out is
+REASONING = ("thoughts", "reasoning_recap")  # content types of the model's reasoning
 
 
 def conversations(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -78,55 +77,45 @@ def turn(conversation_id: str, index: int, role: str, ts: str, content: str) -> 
             "ts": ts, **PRIVACY, "content": content}
 
 
-def _text_field(path: Path, where: str, item: dict[str, Any], name: str) -> str:
+class Titled:
+    """The turns of one conversation, numbered from 0, its title (if it has one) the first of them, at
+    ``started`` (else at its first turn's time)."""
+
+    def __init__(self, conversation_id: str, name: object, started: str | None) -> None:
+        self.conversation_id, self.started, self.index = conversation_id, started, 0
+        self.name = " ".join(name.split()) if isinstance(name, str) and visible(name) else None
+
+    def turn(self, role: str, ts: str, content: str) -> Iterator[dict[str, Any]]:
+        if self.index == 0 and self.name is not None and not too_long(TITLE + self.name):
+            yield turn(self.conversation_id, 0, "system", self.started or ts, TITLE + self.name)
+            self.index = 1
+        yield turn(self.conversation_id, self.index, role, ts, content)
+        self.index += 1
+
+
+def is_title(record: dict[str, Any]) -> bool:
+    """Whether the record is a conversation's title turn (made by Titled)."""
+    return record.get("kind") == "turn" and record.get("turn_index") == 0 and record.get("role") == "system" \
+        and str(record.get("content")).startswith(TITLE)
+
+
+def text_field(path: Path, where: str, item: dict[str, Any], name: str) -> str:
     value = item.get(name)
     if not isinstance(value, str) or not visible(value):
         raise ImportFormatError(path, where, name, f"field {name} must be a non-empty string (got {value!r})")
     return value
 
 
-def read_claude(path: Path, report: Report) -> Iterator[dict[str, Any]]:
-    """Each message with text as a turn of conversation "claude-<uuid>", in the export's order."""
-    for here, conversation in conversations(path):
-        conversation_id = f"claude-{_text_field(path, here, conversation, 'uuid')}"
-        messages, last = conversation.get("chat_messages"), conversation.get("created_at")
-        if not isinstance(messages, list):
-            raise ImportFormatError(path, here, "chat_messages", "field chat_messages must be a list")
-        if not messages:
-            report.skip(here, "a conversation without messages")
-        index = 0
-        for m, message in enumerate(messages):
-            where = f"{here}, message {m}"
-            if not isinstance(message, dict):
-                raise ImportFormatError(path, where, "chat_messages", "each of chat_messages must be a JSON object")
-            last = message.get("created_at") if message.get("created_at") is not None else last  # else the last
-            ts = when(last)
-            if ts is None:
-                raise ImportFormatError(path, where, "created_at", f"created_at is not an ISO-8601 time ({last!r})")
-            role, text = CLAUDE_ROLES.get(str(message.get("sender"))), _claude_text(message)
-            why = f"sender {message.get('sender')!r} is neither human nor assistant" if role is None else \
-                _no_text(message) if not visible(text) else too_long(text)
-            if why:
-                report.skip(where, why)
-                continue
-            yield turn(conversation_id, index, role, ts, text)  # type: ignore[arg-type]
-            index += 1
+def with_files(text: str, names: Iterable[str], made: Iterable[str] = ()) -> str:
+    """A message's text, then a line ``[attached: <name>]`` for each file that came with it and one
+    ``[artifact: <title>]`` for each artifact it made or changed (imported as artifacts of their own)."""
+    said = [f"[attached: {name}]" for name in names] + [f"[artifact: {title}]" for title in made]
+    return "\n\n".join(t for t in (text, "\n".join(said)) if t)
 
 
-def _claude_text(message: dict[str, Any]) -> str:
-    blocks = message.get("content")
-    texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-             and isinstance(b.get("text"), str) and visible(b["text"])] if isinstance(blocks, list) else []
-    text = message.get("text")
-    fallback = PLACEHOLDER.sub("\n\n", text).strip() if isinstance(text, str) else ""
-    return ("\n\n".join(texts) if texts else fallback).replace("\x00", "")
-
-
-def _no_text(message: dict[str, Any]) -> str:
-    blocks = message.get("content") if isinstance(message.get("content"), list) else []
-    kinds = sorted({str(b.get("type")) for b in blocks if isinstance(b, dict)} - {"text"})
-    kinds += ["attachments"] if message.get("attachments") or message.get("files") else []
-    return "no text" + (f" (only {', '.join(kinds)})" if kinds else "")
+def counted(things: list[str]) -> str:
+    """``1 thinking block, 2 web_search calls``: each kind of thing with how many, in order of appearance."""
+    return ", ".join(f"{n} {thing}{'s' if n > 1 else ''}" for thing, n in Counter(things).items())
 
 
 def too_long(text: str) -> str | None:
@@ -137,7 +126,7 @@ def read_chatgpt(path: Path, report: Report) -> Iterator[dict[str, Any]]:
     """The messages on the kept branch (current_node up to the root) as turns of "chatgpt-<id>"."""
     for here, conversation in conversations(path):
         ident = conversation.get("conversation_id") or conversation.get("id")
-        conversation_id = f"chatgpt-{_text_field(path, here, {'id': ident}, 'id')}"
+        conversation_id = f"chatgpt-{text_field(path, here, {'id': ident}, 'id')}"
         mapping, last = conversation.get("mapping"), conversation.get("create_time")
         if not isinstance(mapping, dict):
             raise ImportFormatError(path, here, "mapping", "field mapping must be an object of message nodes")
@@ -146,7 +135,8 @@ def read_chatgpt(path: Path, report: Report) -> Iterator[dict[str, Any]]:
         if off:
             report.skip(here, f"{off} message{'s' if off > 1 else ''} off the current branch (edited or "
                               "regenerated), not taken")
-        index = 0
+        started = when(last) if isinstance(last, (int, float)) else None
+        titled = Titled(conversation_id, conversation.get("title"), started)
         for node_id, node in branch.items():
             message, where = node.get("message"), f"{here}, node {node_id}"
             if message is None:
@@ -157,14 +147,24 @@ def read_chatgpt(path: Path, report: Report) -> Iterator[dict[str, Any]]:
             ts = when(last) if isinstance(last, (int, float)) else None
             if ts is None:
                 raise ImportFormatError(path, where, "create_time", f"create_time is not seconds since 1970 ({last!r})")
-            role, text = _role(message), _parts(message)
-            why = _hidden(message, role) or (None if visible(text) else "no text (e.g. only an image or a file)") \
-                or too_long(text)
+            role = _role(message)
+            if why := _hidden(message, role):
+                report.skip(where, why)
+                continue
+            files = _attached(message)
+            text, left = _parts(message, files)
+            content = with_files(text, files.values())
+            why = (f"no text (only {counted(left)})" if left else "no text") if not visible(content) \
+                else too_long(content)
             if why:
                 report.skip(where, why)
                 continue
-            yield turn(conversation_id, index, role, ts, text)
-            index += 1
+            yield from titled.turn(role, ts, content)
+            if left or files:
+                named = [counted(left)] if left else []
+                named += [f"the content of {', '.join(files.values())}"] if files else []
+                report.skip(where, f"left out of the turn: {'; '.join(named)} (the export keeps images, audio and "
+                                   "files beside conversations.json, not in it)")
 
 
 def _branch(path: Path, here: str, mapping: dict[str, Any], current: object) -> dict[str, dict[str, Any]]:
@@ -203,14 +203,34 @@ def _hidden(message: dict[str, Any], role: str) -> str | None:
     if recipient not in (None, "all"):
         return f"addressed to {recipient} (a tool call)"
     if content.get("content_type") not in ("text", "multimodal_text"):
-        return f"content type {content.get('content_type')}, not text"
+        kind = content.get("content_type")
+        return f"content type {kind}, not text" + (" (the model's reasoning)" if kind in REASONING else "")
     return None
 
 
-def _parts(message: dict[str, Any]) -> str:
-    """The string parts (and voice transcriptions) of the message, one after another; images left out."""
+def _parts(message: dict[str, Any], files: dict[str, str]) -> tuple[str, list[str]]:
+    """The text parts (and voice transcriptions) of the message, one after another, and what its other
+    parts are (images, recordings: left out; not those of ``files``, named already). ``parts`` given as one
+    string is that text."""
     content = message.get("content") if isinstance(message.get("content"), dict) else {}
-    parts = content.get("parts") if isinstance(content.get("parts"), list) else []
-    texts = [p if isinstance(p, str) else p.get("text") for p in parts if isinstance(p, str) or (
-        isinstance(p, dict) and p.get("content_type") == "audio_transcription" and isinstance(p.get("text"), str))]
-    return "\n".join(t for t in texts if visible(t)).replace("\x00", "")
+    parts = content.get("parts")
+    parts = [parts] if isinstance(parts, str) else parts if isinstance(parts, list) else []
+    texts: list[str] = []
+    left: list[str] = []
+    for part in parts:
+        kind = part.get("content_type") if isinstance(part, dict) else None
+        if isinstance(part, str) or (kind == "audio_transcription" and isinstance(part.get("text"), str)):
+            texts.append(part if isinstance(part, str) else part["text"])
+        elif isinstance(part, dict) and any(str(part.get("asset_pointer")).endswith(f"/{i}") for i in files):
+            continue  # an uploaded file's part: the file is named
+        elif part is not None:
+            left.append(PARTS.get(kind, f"{kind if isinstance(kind, str) else type(part).__name__} part"))
+    return "\n".join(t for t in texts if visible(t)).replace("\x00", ""), left
+
+
+def _attached(message: dict[str, Any]) -> dict[str, str]:
+    """The files uploaded with the message (metadata.attachments): their names by id."""
+    meta = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    items = meta.get("attachments") if isinstance(meta.get("attachments"), list) else []
+    return {str(i.get("id")): " ".join(i["name"].split())[:200] for i in items
+            if isinstance(i, dict) and isinstance(i.get("name"), str) and visible(i["name"])}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -22,7 +23,8 @@ from typing import Any
 from domain.errors import ValidationError
 from domain.transfer.records import HEADER
 from entrypoints.console.connection import CommandFailed, call
-from entrypoints.console.import_file import FileScan, batches, foreign_batches
+from entrypoints.console.import_detect import hint
+from entrypoints.console.import_file import FileScan, batches, foreign_batches, split
 from entrypoints.console.progress import Progress
 
 PAGE = 200  # records a store_export call returns
@@ -94,8 +96,14 @@ async def restore(client: Any, path: str, progress: Progress, fmt: str | None = 
 
     started = time.perf_counter()
     source = Path(path).expanduser()
-    if not (source.is_dir() if fmt == "markdown" else source.is_file()):
+    if not source.exists():
         raise ValidationError("path", f"no such {'folder' if fmt == 'markdown' else 'file'}: {path}")
+    if said := hint(path, fmt):  # another format's file: say the command that imports it
+        raise ValidationError("path", said)
+    if source.is_dir() != (fmt == "markdown"):
+        raise ValidationError("path", f"{path} is a file: --from markdown reads a folder of notes (basic-memory, "
+                                      "Obsidian)" if fmt == "markdown" else f"{path} is a folder: name the file to "
+                                      "import (or, for a folder of Markdown notes, use --from markdown)")
     report = Report()
     read = (lambda: batches(source)) if fmt is None else (lambda: foreign_batches(fmt, source, report))
     where = "line" if fmt is None else "record"
@@ -104,13 +112,12 @@ async def restore(client: Any, path: str, progress: Progress, fmt: str | None = 
         scan = FileScan(where)
         for first, records in read():  # the file alone: its values, repeats, the memories and their links
             scan.add(records, first)
-        skipped, report.skipped = list(report.skipped), []
+        skipped, report.skipped, kept_out = list(report.skipped), [], set()
         for first, records in read():  # each batch checked by the store: a bad record leaves it as it was
-            await call(client, "store_import", records=records, first_line=first, check=True,
-                       linked=scan.linked(records))
+            await check(client, split(first, records, kept_out), scan, kept_out, skipped)
         scan.check_links()  # the links across batches, which no call sees whole
         report.skipped = []
-        for first, records in read():
+        for first, records in (part for batch in read() for part in split(*batch, kept_out)):
             got = await call(client, "store_import", records=records, first_line=first, linked=scan.linked(records))
             added, unchanged, expired = added + got["added"], unchanged + got["unchanged"], expired + got["expired"]
             progress.say(f"{added + unchanged + expired} records read")
@@ -136,3 +143,30 @@ async def restore(client: Any, path: str, progress: Progress, fmt: str | None = 
              f"{len(skipped)} skipped, "
              f"in {summary['seconds']} s", *(f"  skipped {w}: {why}" for w, why in skipped)]
     return summary, "\n".join(lines)
+
+
+TITLE_STORED = re.compile(r"\bline (\d+): turn 0 of conversation ")
+
+
+async def check(client: Any, parts: list[tuple[int, list[dict[str, Any]]]], scan: FileScan, kept_out: set[int],
+                skipped: list[tuple[str, str]]) -> None:
+    """Have the store check each part (nothing written). A conversation's title turn refused as stored with
+    another text (the conversation was renamed since it was imported) is left out, the stored title kept
+    and said, and the rest checked again: a rename does not stop the import of a newer export."""
+    from entrypoints.console.importers_chat import is_title
+
+    while parts:
+        first, records = parts.pop(0)
+        try:
+            await call(client, "store_import", records=records, first_line=first, check=True,
+                       linked=scan.linked(records))
+        except ValidationError as exc:
+            found = TITLE_STORED.search(exc.message) if exc.field == "turn_index" else None
+            number = int(found.group(1)) if found else -1
+            if not first <= number < first + len(records) or not is_title(records[number - first]):
+                raise
+            kept_out.add(number)
+            skipped.append((f"record {number}", f"the title of {records[number - first]['conversation_id']} "
+                                                "differs from the one stored (renamed since it was imported): "
+                                                "the stored title is kept"))
+            parts[:0] = split(first, records, kept_out)

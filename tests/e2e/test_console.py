@@ -261,7 +261,7 @@ def test_export_import_round_trip_twice_and_a_bad_line(tmp_path: Path, data_dir:
         assert "line 3: names the same memory as line 2 with other content" in clash.stderr, clash.stderr
         assert as_json(fresh, env, "list")["count"] == 0
         bad.write_text("not json\n")
-        assert f"{bad}:1: not a JSON object" in cli(fresh, env, "import", str(bad), code=2).stderr
+        assert f"{bad}:1: not a memtrove export" in cli(fresh, env, "import", str(bad), code=2).stderr
     finally:
         stop_owner(other)
         stop_owner(tmp_path / "fresh")
@@ -292,8 +292,9 @@ def test_memory_from_other_tools_is_imported_once(tmp_path: Path, data_dir: Path
     assert [r["kind"] for r in graph if r["kind"] in ("entity", "relation")] == ["entity"] * 3 + ["relation"] * 3
     again = as_json(data_dir, env, "import", "--from", "reference", str(sources["reference"]))
     assert (again["added"], again["unchanged"]) == (0, 6)
-    assert stats["turns"] == first["claude"]["added"] + first["chatgpt"]["added"]
-    assert stats["artifacts"]["by_source"] == {"markdown": first["markdown"]["added"],
+    attached = 4  # the Claude export's attachments and artifact (tests/e2e/test_import_chat_exports.py)
+    assert stats["turns"] == first["claude"]["added"] - attached + first["chatgpt"]["added"]
+    assert stats["artifacts"]["by_source"] == {"markdown": first["markdown"]["added"], "claude": attached,
                                                "mcp-memory-service": first["mcp-memory-service"]["added"]}
     wrong = cli(data_dir, env, "import", "--from", "claude", str(sources["reference"]), code=2)
-    assert f"{sources['reference']}:" in wrong.stderr
+    assert f"{sources['reference']} looks like the MCP reference memory server's" in wrong.stderr  # and says so
