@@ -31,7 +31,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                            "clients start on demand (stopped cleanly; while clients are connected "
                                            "only with --force, and their next call starts it again), or an HTTP "
                                            "server (only with --force).")
-    stop.add_argument("--data-dir", type=Path, default=None,
+    stop.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
                       help="the data dir (default MEMTROVE_DATA_DIR, else the user data directory)")
     stop.add_argument("--force", action="store_true",
                       help="stop it even while clients are connected (their calls in flight finish first)")
