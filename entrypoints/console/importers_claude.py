@@ -189,6 +189,6 @@ class Made:
                 report.skip(f"{here}, artifact {ident!r}", why)
                 continue
             version = digest(held["ts"], held["content"])[:16]  # a later change is another artifact, never a clash
-            yield artifact_record(SOURCE, f"{self.uuid[:60]}/artifact/{ident[:400]}/{version}", held["title"], held["ts"],
-                                  held["content"], {"tags": [], "source": SOURCE}, artifact_type="doc",
+            yield artifact_record(SOURCE, f"{self.uuid[:60]}/artifact/{ident[:400]}/{version}", held["title"],
+                                  held["ts"], held["content"], {"tags": [], "source": SOURCE}, artifact_type="doc",
                                   source_url=ADDRESS.format(self.uuid) if UUID.fullmatch(self.uuid) else None)

@@ -15,6 +15,7 @@ import pytest
 
 from entrypoints.console.import_detect import hint, looks_like
 from entrypoints.console.import_file import header, split
+from entrypoints.console.importers import digest
 from entrypoints.console.importers_chat import is_title
 from domain.errors import ValidationError
 from tests.unit.test_importers import FIXTURES, PRIVACY, maker, read, refused, turn
@@ -51,8 +52,7 @@ def test_claude_names_attachments_and_artifacts_are_kept_and_the_rest_said() -> 
     data = json.loads(CLAUDE.read_text())
     answer, budget = data[0]["chat_messages"][1]["content"][3]["text"], data[3]["chat_messages"][1]["content"][1]
     replica, swedish, lisbon = f"claude-{REPLICA}", f"claude-{SWEDISH}", f"claude-{LISBON}"
-    version = __import__("entrypoints.console.importers", fromlist=["digest"]).digest(
-        "2025-08-14T18:20:30.500000Z", budget["input"]["content"])[:16]
+    version = digest("2025-08-14T18:20:30.500000Z", budget["input"]["content"])[:16]
     assert records == [
         turn(replica, 0, "system", "2025-05-06T08:00:01.123456Z", "Title: Postgres replica lagging"),
         turn(replica, 1, "user", "2025-05-06T08:00:02.345678Z",
@@ -107,22 +107,27 @@ def test_claude_text_without_content_blocks_loses_its_placeholders(tmp_path) -> 
 
 def test_claude_a_name_is_the_first_turn_only_of_a_conversation_with_turns(tmp_path) -> None:
     records, _ = read("claude", claude_export(tmp_path, said("human", 1, "hi"), name="  Weekend\n plans "))
-    assert [r["content"] for r in records] == ["Title: Weekend plans", "hi"] and records[0]["ts"] == "2025-01-01T00:00:00Z"
+    assert [r["content"] for r in records] == ["Title: Weekend plans", "hi"]
+    assert records[0]["ts"] == "2025-01-01T00:00:00Z"  # the conversation's created_at
     for name in ("", "  \u200b ", None, 42):
-        assert [r["role"] for r in read("claude", claude_export(tmp_path, said("human", 1, "hi"), name=name))[0]] == ["user"]
+        unnamed = read("claude", claude_export(tmp_path, said("human", 1, "hi"), name=name))[0]
+        assert [r["role"] for r in unnamed] == ["user"]
     records, report = read("claude", claude_export(tmp_path, said("assistant", 1, content=[{"type": "thinking"}]),
                                                    name="Only thoughts"))
-    assert records == [] and report.skipped == [("line 1: conversation 0, message 0", "no text (only 1 thinking block)")]
+    assert records == []
+    assert report.skipped == [("line 1: conversation 0, message 0", "no text (only 1 thinking block)")]
 
 
 def test_claude_artifacts_are_taken_as_the_conversation_left_them(tmp_path) -> None:
     def call(command: str, **given: Any) -> dict[str, Any]:
         return {"type": "tool_use", "name": "artifacts", "input": {"id": "plan", "command": command, **given}}
 
+    done = {"type": "tool_result", "name": "artifacts", "content": [{"text": "OK"}]}
     path = claude_export(
-        tmp_path, said("assistant", 1, content=[{"type": "text", "text": "Here."}, call("create", title="Plan", content="a b c"),
-                                                {"type": "tool_result", "name": "artifacts", "content": [{"text": "OK"}]}]),
-        said("assistant", 2, content=[call("update", old_str="b", new_str="B"), call("update", old_str="zzz", new_str="")]),
+        tmp_path, said("assistant", 1, content=[{"type": "text", "text": "Here."},
+                                                call("create", title="Plan", content="a b c"), done]),
+        said("assistant", 2, content=[call("update", old_str="b", new_str="B"),
+                                      call("update", old_str="zzz", new_str="")]),  # not in it: said
         said("assistant", 3, content=[call("rewrite", title="Plan v2", content="a B c d")]))
     records, report = read("claude", path)
     assert [r["content"] for r in records] == ["Here.\n\n[artifact: Plan]", "[artifact: Plan]",
@@ -203,7 +208,8 @@ def test_chatgpt_the_kept_branch_is_turns_after_the_title_and_the_rest_is_said()
     assert report.skipped == [
         (here, "1 message off the current branch (edited or regenerated), not taken"),
         (f"{here}, node b1f0c6a2-6f3e-4c55-9d0e-0a1b2c3d4e5f", "a system message"),
-        (f"{here}, node aaa2f1e0-9d8c-4b7a-8695-a4b3c2d1e0f9", f"left out of the turn: the content of dates.png {beside}"),
+        (f"{here}, node aaa2f1e0-9d8c-4b7a-8695-a4b3c2d1e0f9",
+         f"left out of the turn: the content of dates.png {beside}"),
         (f"{here}, node 3c4d5e6f-7a8b-4c9d-8e0f-a1b2c3d4e5f6", "addressed to python (a tool call)"),
         (f"{here}, node 4d5e6f70-8a9b-4cad-9e0f-b1c2d3e4f5a6", "a tool message"),
         ("line 1: conversation 1, node e1a2b3c4-0000-4000-8000-000000000002", "custom instructions, not a turn"),
@@ -241,7 +247,8 @@ def test_chatgpt_parts_are_text_whether_a_list_or_one_string_and_the_rest_is_nam
     assert report.skipped == [("line 2: conversation 0, node u", "left out of the turn: 1 image (the export keeps "
                                                                  "images, audio and files beside conversations.json, "
                                                                  "not in it)")]
-    records, report = read("chatgpt", chatgpt_export(tmp_path, u={"content": {"content_type": "text", "parts": "hi there"}}))
+    one = {"content_type": "text", "parts": "hi there"}
+    records, report = read("chatgpt", chatgpt_export(tmp_path, u={"content": one}))
     assert [r["content"] for r in records] == ["hi there", "hello"] and report.skipped == []  # was "no text"
     records, report = read("chatgpt", chatgpt_export(tmp_path, u={"content": {
         "content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}] * 2}}))
@@ -322,3 +329,21 @@ def test_a_batch_is_split_around_the_records_left_out() -> None:
     assert split(10, records, set()) == [(10, records)]
     assert split(10, records, {10, 12, 13, 99}) == [(11, records[1:2]), (14, records[4:])]
     assert split(10, records, {15}) == [(10, records[:5])] and split(10, records[:1], {10}) == []
+
+
+def test_a_path_of_the_wrong_kind_is_refused_before_the_server_is_asked(tmp_path) -> None:
+    import anyio
+
+    from entrypoints.console.progress import Progress
+    from entrypoints.console.transfer import restore
+
+    note = tmp_path / "note.md"
+    note.write_text("# A note\n", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    for path, fmt, said in [(note, "markdown", f"{note} is a file: --from markdown reads a folder of notes"),
+                            (tmp_path / "empty", None, f"{tmp_path / 'empty'} is a folder: name the file to import"),
+                            (tmp_path / "gone.json", "claude", f"no such file: {tmp_path / 'gone.json'}"),
+                            (CHATGPT, "claude", f"{CHATGPT} looks like a ChatGPT export")]:
+        with pytest.raises(ValidationError) as caught:  # no client: nothing reached a server
+            anyio.run(restore, None, str(path), Progress(quiet=True), fmt)
+        assert caught.value.field == "path" and caught.value.message.startswith(said), caught.value.message
