@@ -51,6 +51,22 @@ class ReadAudit:
         me = self.identity().principal.user_id
         return sorted({e.actor for e in self.log.recent(SCANNED)}) if me == LOCAL_USER else [me]
 
+    def choices(self) -> AuditChoices:
+        """The actors, actions and kinds (collections) among the newest entries the caller may read: the
+        filters' choices, so a filter offers what the log holds instead of free text."""
+        me = self.identity().principal.user_id
+        entries = [e for e in self.log.recent(SCANNED) if me == LOCAL_USER or e.actor == me]
+        return AuditChoices(actors=tuple(sorted({e.actor for e in entries} if me == LOCAL_USER else {me})),
+                            actions=tuple(sorted({e.action for e in entries})),
+                            collections=tuple(sorted({e.collection for e in entries})))
+
+
+@dataclass(frozen=True, slots=True)
+class AuditChoices:
+    actors: tuple[str, ...]
+    actions: tuple[str, ...]
+    collections: tuple[str, ...]
+
 
 def matches(entry: AuditEntry, actor: str | None, action: str | None, collection: str | None,
             since: float | None, until: float | None) -> bool:

@@ -18,9 +18,14 @@ _MEMORY = {"store": "added", "edit": "changed", "delete": "deleted", "expired": 
 _TURN = {"appended": "added", "replaced": "changed", "delete": "deleted", "expired": "deleted"}
 _ARTIFACT = {"ingested": "added", "replaced": "changed", "delete": "deleted", "expired": "deleted",
              "cleanup": "deleted", "resolved": "changed"}
-_GRAPH = {"create_entities": "added", "create_relations": "added", "add_observations": "changed",
-          "delete_entities": "deleted", "delete_observations": "changed", "delete_relations": "changed",
+_GRAPH = {"create_entities": "added", "create_relations": "added", "add_observations": "added",
+          "delete_entities": "deleted", "delete_observations": "deleted", "delete_relations": "deleted",
           "build_graph": "changed", "unmerge_entity": "changed", "import": "added"}
+# Which graph item an action touched (its change's ``item``): an entity by its name, its observations by
+# the entity's name, a relation by its label ("Dana -[works in]-> Kitchen"). An import says so itself.
+GRAPH_ITEMS = {"create_entities": "entity", "delete_entities": "entity", "unmerge_entity": "entity",
+               "create_relations": "relation", "delete_relations": "relation",
+               "add_observations": "observations", "delete_observations": "observations"}
 _COLLECTIONS = {"memory": ("memory", _MEMORY), "history": ("turn", _TURN), "artifact": ("artifact", _ARTIFACT),
                 "graph": ("graph", _GRAPH)}
 
@@ -48,6 +53,8 @@ def changes_of(entry: AuditEntry) -> list[tuple[str, str, str, dict[str, Any]]]:
     collection, kinds = found
     kind = kinds[entry.action]
     detail = {k: v for k, v in entry.detail.items() if k in ("supersedes", "version", "via")}
+    if collection == "graph" and (item := entry.detail.get("item") or GRAPH_ITEMS.get(entry.action)):
+        detail["item"] = item
     if collection == "memory" and entry.action == "store" and entry.detail.get("supersedes"):
         old = str(entry.detail["supersedes"])
         return [(kind, collection, i, detail) for i in entry.item_ids if i != old] + [

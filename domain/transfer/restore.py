@@ -16,7 +16,7 @@ from domain.documents.model import DOC_CLASSES, MAX_CONTENT as DOCUMENT_MAX, SOU
 from domain.documents.model import check_canonical_key, check_kind, check_tags
 from domain.documents.usecases import ItemWriter
 from domain.graph.model import Relation
-from domain.graph.usecases import COLLECTION as GRAPH, entities_of, relations_of
+from domain.graph.usecases import COLLECTION as GRAPH, entities_of, relation_label, relations_of
 from domain.common import audit
 from domain.ports.documents import DocumentStore, ItemVersion
 from domain.ports.graph import GraphStore
@@ -240,7 +240,7 @@ class Restorer:
                                                  f"{held[0].entity_type!r}")
         if held and set(entity.observations) <= set(held[0].observations):
             return Step(None, "unchanged")
-        entry = audit("import", GRAPH, [entity.name], iso(self.now), self.context)
+        entry = audit("import", GRAPH, [entity.name], iso(self.now), self.context, item="entity")
 
         def write() -> bool:
             if not held:
@@ -255,6 +255,6 @@ class Restorer:
         owner = self.context.actor
         if relation in self.graph.relations(owner, [relation.source]):
             return Step(None, "unchanged")
-        entry = audit("import", GRAPH, [relation.source], iso(self.now), self.context)
+        entry = audit("import", GRAPH, [relation_label(relation)], iso(self.now), self.context, item="relation")
         return Step(lambda: bool(self.graph.create_relations(owner, [Relation(relation.source, relation.target,
                                                                               relation.relation_type)], entry)))

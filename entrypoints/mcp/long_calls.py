@@ -46,7 +46,10 @@ class StillRunning(Generic[T]):
 def run_long(runtime: Runtime, ctx: Any, work: Callable[[Tracker], T], budget: float,
              unit: str = "chunks embedded") -> T | StillRunning[T]:
     """``work(tracker)`` in the background; its result if it ends within ``budget`` seconds (progress
-    is told the client as "<done> of <total> <unit>")."""
+    is told the client as "<done> of <total> <unit>"). A caller that shows the progress itself (the page:
+    ``ctx.answer_when_known``) is answered as soon as the work's units are known (an ingest's chunks cut,
+    so a new document is found by its words), as it would be at the budget."""
+    early = getattr(ctx, "answer_when_known", False) is True
     tracker = Tracker()
     future = runtime.in_background(lambda: work(tracker))
     deadline = time.monotonic() + budget
@@ -66,7 +69,7 @@ def run_long(runtime: Runtime, ctx: Any, work: Callable[[Tracker], T], budget: f
                 anyio.from_thread.run(ctx.report_progress, done, total, f"{done} of {total} {unit}")
             except Exception as exc:  # noqa: BLE001 - a client gone away must not stop the work
                 logger.debug("progress_not_sent error={}", exc)
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or (early and latest is not None and latest[2]):
             tracker.detached = True
             if future.done():  # it finished while we looked away
                 return future.result()

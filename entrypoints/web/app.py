@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-import re
-
 import anyio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from markupsafe import Markup, escape
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -31,6 +28,7 @@ from entrypoints.auth import bearer_secret
 from entrypoints.runtime import Runtime
 from entrypoints.web.caller import ToolCaller, ToolFailed
 from entrypoints.web.session import COOKIE, SESSION_FOR, Caller, Sessions, Throttled
+from entrypoints.web.text import duration, filesize, highlight, linkable, plural  # noqa: F401 - re-exported
 
 HERE = Path(__file__).parent
 PREFIX = "/ui"
@@ -63,15 +61,22 @@ class Ui:
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(),
                                      trim_blocks=True, lstrip_blocks=True)
         self.templates.globals.update(prefix=PREFIX, urlencode=urlencode)
-        self.templates.filters.update(highlight=highlight, filesize=filesize, linkable=linkable)
+        self.templates.filters.update(highlight=highlight, filesize=filesize, linkable=linkable, plural=plural,
+                                     duration=duration)
 
     def page(self, request: Request, caller: Caller, template: str, status: int = 200, **values: Any) -> Response:
         html = self.templates.get_template(template).render(
-            request=request, caller=caller, user=caller.principal.user_id, csrf=caller.csrf or "", **values)
+            request=request, caller=caller, user=caller.principal.user_id, csrf=caller.csrf or "", status=status,
+            **values)
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     async def tool(self, caller: Caller, name: str, **arguments: Any) -> dict[str, Any]:
         return await self.call(caller.principal, name, caller.via, **arguments)
+
+    async def start(self, caller: Caller, name: str, **arguments: Any) -> dict[str, Any]:
+        """A long tool (an ingest) answered as soon as its work is under way and measured: the page shows
+        its progress from there rather than waiting out the call's budget."""
+        return await self.call(caller.principal, name, caller.via, answer_when_known=True, **arguments)
 
     async def form(self, request: Request, caller: Caller, max_part_size: int = 1024 * 1024,
                    max_files: int = 0) -> dict[str, Any]:
@@ -120,7 +125,7 @@ def _guard(ui: Ui, view: View) -> Callable[[Request], Awaitable[Response]]:
                 response = _plain(exc.status, exc.message)
             except ToolFailed as exc:
                 response = ui.page(request, caller, "error.html", status=exc.status, message=exc.message,
-                                   field=exc.field)
+                                   field=exc.field, changing=request.method == "POST")
         if caller.new and caller.session_id:
             _set_cookie(response, request, caller.session_id)
         return response
@@ -182,33 +187,6 @@ def _login_page(ui: Ui, target: str, error: str | None, status: int = 200) -> Re
 def _set_cookie(response: Response, request: Request, session_id: str) -> None:
     response.set_cookie(COOKIE, session_id, max_age=int(SESSION_FOR), path=PREFIX, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
-
-
-def highlight(text: str, query: str) -> Markup:
-    """``text`` escaped, the query's words (2+ letters, any case) marked."""
-    words = sorted({w for w in re.findall(r"\w{2,}", query or "")}, key=len, reverse=True)
-    if not words:
-        return Markup(escape(text))
-    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-    out, last = [], 0
-    for found in pattern.finditer(text):
-        out += [escape(text[last:found.start()]), Markup("<mark>"), escape(found.group()), Markup("</mark>")]
-        last = found.end()
-    return Markup("").join([*out, escape(text[last:])])
-
-
-def linkable(url: object) -> bool:
-    """Only web and mail links become links (a stored ``javascript:`` URL would run in the page)."""
-    return isinstance(url, str) and url.lower().startswith(("http://", "https://", "mailto:"))
-
-
-def filesize(value: object) -> str:
-    size = float(value) if isinstance(value, int | float) else 0.0
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
 
 
 class UiFirst:

@@ -34,8 +34,11 @@ class PageContext:
     client_capabilities = None
     request_id = "page"
 
-    def __init__(self, principal: Principal, via: str) -> None:
+    def __init__(self, principal: Principal, via: str, answer_when_known: bool = False) -> None:
         request = SimpleNamespace(scope={"state": {STATE_KEY: principal, VIA_KEY: via}})
+        # A long call (an ingest) answers once its work is under way and measured, the page then shows
+        # its progress (artifact_get), instead of holding the page for the call's whole budget.
+        self.answer_when_known = answer_when_known
         self.request_context = SimpleNamespace(request=request)
         self.session = self  # a key of its own for per-session caches
 
@@ -55,12 +58,13 @@ class ToolCaller:
     def __init__(self, runtime: Runtime) -> None:
         self.tools: dict[str, Tool] = {t.name: t for t in build_tools(toolboxes(runtime, list(TOOLSETS)))}
 
-    async def __call__(self, principal: Principal, name: str, via: str | None = None,
+    async def __call__(self, principal: Principal, name: str, via: str | None = None, answer_when_known: bool = False,
                        **arguments: Any) -> dict[str, Any]:
         """The tool's structured answer; ``ToolFailed`` when it refuses. Arguments left None are not sent.
-        ``via``: the token the page's caller signed in with (the page, by its name, else)."""
+        ``via``: the token the page's caller signed in with (the page, by its name, else).
+        ``answer_when_known``: a long call answers once its work is measured (see PageContext)."""
         sent = {k: v for k, v in arguments.items() if v is not None}
-        context = PageContext(principal, f"page ({via})" if via else "page")
+        context = PageContext(principal, f"page ({via})" if via else "page", answer_when_known)
         result = await self.tools[name].run(sent, context, convert_result=True)  # type: ignore[arg-type]
         body = result.structured_content if isinstance(result.structured_content, Mapping) else {}
         if result.is_error:

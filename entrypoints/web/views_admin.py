@@ -11,58 +11,35 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from adapters import request_scope
-from domain.access.audit import AuditQuery, ReadAudit
+from adapters.metrics import outbox_backlog
+from domain.access.audit import AuditChoices, AuditQuery, ReadAudit
 from domain.access.principal import LOCAL_USER
 from domain.access.tokens import ListTokens, RevokeToken
 from domain.errors import MemtroveError
+from entrypoints.web import wording
 from entrypoints.web.app import PREFIX, Refused, Ui
 from entrypoints.web.caller import ToolFailed
+from entrypoints.web.health import bar_chart, latency_rows
 from entrypoints.web.session import Caller
-
-LATENCIES = ("memtrove_tool_latency_seconds", "memtrove_search_latency_seconds")
 
 
 async def health(ui: Ui, request: Request, caller: Caller) -> Response:
     stats = await ui.tool(caller, "store_stats")
     latency = latency_rows(ui.runtime.metrics.registry)
-    return ui.page(request, caller, "health.html", stats=stats, latency=latency,
-                   bars=bar_chart([(row["name"], row["p95_ms"] or 0.0) for row in latency]))
+    backlog = await anyio.to_thread.run_sync(index_backlog, ui, caller)
+    return ui.page(request, caller, "health.html", stats=stats, latency=latency, chart=bar_chart(latency),
+                   backlog=backlog)
 
 
-def latency_rows(registry: object) -> list[dict[str, object]]:
-    """Per tool (and search mode), calls and the p50/p95 latency read off the histogram's buckets (the
-    bucket's upper bound: an upper estimate, as Prometheus' histogram_quantile would interpolate)."""
-    rows = []
-    for family in registry.collect():  # type: ignore[attr-defined]
-        if family.name not in LATENCIES:
-            continue
-        series: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
-        for sample in family.samples:
-            if sample.name.endswith("_bucket"):
-                labels = tuple(sorted((k, v) for k, v in sample.labels.items() if k != "le"))
-                series.setdefault(labels, []).append((float(sample.labels["le"]), sample.value))
-        for labels, buckets in series.items():
-            buckets.sort()
-            total = buckets[-1][1] if buckets else 0
-            if not total:
-                continue
-            name = " ".join(v for _, v in labels) + (" (search)" if "search" in family.name else "")
-            rows.append({"name": name, "calls": int(total), "p50_ms": _quantile(buckets, total, 0.5),
-                         "p95_ms": _quantile(buckets, total, 0.95)})
-    return sorted(rows, key=lambda r: str(r["name"]))
-
-
-def _quantile(buckets: list[tuple[float, float]], total: float, q: float) -> float | None:
-    for bound, count in buckets:
-        if count >= q * total:
-            return None if bound == float("inf") else round(bound * 1000, 1)
-    return None
-
-
-def bar_chart(values: list[tuple[str, float]]) -> list[dict[str, object]]:
-    """Bars of an inline SVG: each value's width out of 100 (the largest fills it)."""
-    top = max((v for _, v in values), default=0.0) or 1.0
-    return [{"label": label, "value": value, "width": round(100 * value / top, 1)} for label, value in values]
+def index_backlog(ui: Ui, caller: Caller) -> dict[str, object]:
+    """What the indexes still have to take in: vector writes queued for the vector index (the server's
+    figure, as /metrics shows it), and for the data dir's owner the documents being indexed, each with
+    how many of its chunks are embedded."""
+    store = ui.runtime.app.adapters.store()
+    owner = caller.principal.user_id == LOCAL_USER
+    jobs = [j for j in store.open_jobs() if j.status == "indexing"] if owner else []
+    return {"queued": int(outbox_backlog(store)), "owner": owner,
+            "jobs": [{"artifact_id": j.artifact_id, "done": j.done, "total": j.total} for j in jobs]}
 
 
 async def audit(ui: Ui, request: Request, caller: Caller) -> Response:
@@ -72,18 +49,21 @@ async def audit(ui: Ui, request: Request, caller: Caller) -> Response:
     owner = caller.principal.user_id == LOCAL_USER
     store = ui.runtime.app.adapters.store()
 
-    def read() -> tuple[list, list, list]:
+    def read() -> tuple[list, AuditChoices, list]:
         with request_scope.scope(caller.principal):
             reader = ReadAudit(store, request_scope.current)
             tokens = ListTokens(store)() if owner else []
-            return reader(query), list(reader.actors()), tokens
+            return reader(query), reader.choices(), tokens
     try:
-        entries, actors, tokens = await anyio.to_thread.run_sync(read)
+        entries, choices, tokens = await anyio.to_thread.run_sync(read)
     except MemtroveError as exc:
         raise ToolFailed(exc.message, getattr(exc, "field", None)) from exc
     usage = client_usage(ui.runtime.metrics, [t.token_id for t in tokens])
-    return ui.page(request, caller, "audit.html", entries=entries, asked=asked, actors=actors, tokens=tokens,
-                   owner=owner, usage=usage)
+    rows = [{"entry": e, "what": wording.what(e), "kind": wording.kind(e.collection)} for e in entries]
+    actions = [(a, wording.action(a)) for a in choices.actions]
+    kinds = [(c, wording.kind(c)) for c in choices.collections]
+    return ui.page(request, caller, "audit.html", rows=rows, asked=asked, actors=choices.actors, actions=actions,
+                   kinds=kinds, tokens=tokens, owner=owner, usage=usage)
 
 
 def client_usage(metrics: object, token_ids: list[str]) -> dict[str, dict[str, object]]:

@@ -47,16 +47,33 @@ async def artifacts(ui: Ui, request: Request, caller: Caller) -> Response:
 async def artifact(ui: Ui, request: Request, caller: Caller) -> Response:
     found = await ui.tool(caller, "artifact_get", artifact_id=request.path_params["artifact_id"],
                           include_chunks=True, include_content=True)
-    content = found.get("content") or ""
-    chunks = [{**c, "text": content[c["start_char"]:c["end_char"]],
-               "heading": _heading((c.get("metadata") or {}))} for c in found.get("chunks") or []]
     if "metadata" not in found:  # only an ingest under way (or failed) is known of it
         return ui.page(request, caller, "ingest_status.html", artifact=found, whole=True)
+    listed = found.get("chunks") or []
     passage = request.query_params.get("passage")
     index = request.query_params.get("chunk", "")  # a passage named by its chunk's index (a timeline event's)
     if not passage and index.isascii() and index.isdigit():
-        passage = next((c["chunk_id"] for c in chunks if c.get("chunk_index") == int(index)), None)
+        passage = next((c["chunk_id"] for c in listed if c.get("chunk_index") == int(index)), None)
+    chunks = [{**c, "heading": _heading(c.get("metadata") or {})}
+              for c in once(found.get("content") or "", listed, passage)]
     return ui.page(request, caller, "artifact.html", artifact=found, chunks=chunks, passage=passage)
+
+
+def once(content: str, chunks: list[dict[str, Any]], passage: str | None) -> list[dict[str, Any]]:
+    """Each chunk with the text it adds to the ones before it (``text``; ``skipped``: the characters of
+    its start the chunk before already showed), so the document reads once, not each overlap twice. The
+    passage asked for is shown whole (the chunk before it then stops where it starts)."""
+    ordered = sorted(chunks, key=lambda c: (c["start_char"], c["end_char"]))
+    shown, out = 0, []
+    for number, c in enumerate(ordered):
+        start, end = c["start_char"], c["end_char"]
+        begin = start if c["chunk_id"] == passage else min(max(start, shown), end)
+        after = ordered[number + 1] if number + 1 < len(ordered) else None
+        stop = min(end, after["start_char"]) if after is not None and after["chunk_id"] == passage else end
+        stop = max(stop, begin)
+        out.append({**c, "text": content[begin:stop], "skipped": begin - start})
+        shown = max(shown, stop)
+    return out
 
 
 def _heading(metadata: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ checked and audited as an agent's; a refusal shows its message by the field and 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -17,25 +18,50 @@ from entrypoints.web.caller import ToolFailed
 from entrypoints.web.session import Caller
 
 PRIVACY = ("sensitivity", "visibility_scope", "retention_policy")
+STORED_DEFAULTS = {"sensitivity": "normal", "visibility_scope": "me", "retention_policy": "forever"}  # not in answers
 MAX_FILES = 100
 
 
 async def edit_memory(ui: Ui, request: Request, caller: Caller) -> Response:
+    """The form (shown filled with the memory as stored) as memory_update's arguments: only the fields that
+    differ from the stored memory are sent; none: nothing is called, written or audited ("Nothing changed")."""
     memory_id = request.path_params["memory_id"]
     form = await ui.form(request, caller)
-    asked: dict[str, Any] = {"content": _text(form, "content"), "type": _text(form, "type")}
+    found = await ui.tool(caller, "memory_get", memory_id=memory_id)
+    asked = {name: _given(form, name) for name in ("content", "type", "confidence", "visible_to", "retention_days",
+                                                    *PRIVACY)}
     try:
-        asked["confidence"] = _float(form, "confidence")
-        asked["retention_days"] = _int(form, "retention_days")
-        visible = _text(form, "visible_to")
-        asked["visible_to"] = [v.strip() for v in visible.split(",") if v.strip()] if visible else None
-        asked |= {field: _text(form, field) for field in PRIVACY}
-        await ui.tool(caller, "memory_update", memory_id=memory_id, **asked)
+        change = memory_change(found, asked)
+        if change:
+            await ui.tool(caller, "memory_update", memory_id=memory_id, **change)
     except ToolFailed as exc:
-        found = await ui.tool(caller, "memory_get", memory_id=memory_id)
         return ui.page(request, caller, "memory.html", status=400, memory=found, types=MEMORY_TYPES,
-                       error={"message": exc.message, "field": exc.field}, asked=asked, saved=False)
-    return RedirectResponse(f"{PREFIX}/memories/{memory_id}?saved=1", status_code=303)
+                       error={"message": exc.message, "field": exc.field}, asked=asked)
+    shown = urlencode({"saved": ", ".join(sorted(change))} if change else {"unchanged": "1"})
+    return RedirectResponse(f"{PREFIX}/memories/{memory_id}?{shown}", status_code=303)
+
+
+def memory_change(found: dict[str, Any], asked: dict[str, str]) -> dict[str, Any]:
+    """memory_update's arguments for what the form changes of the stored memory ``found`` (memory_get's
+    answer): a field as stored, or a privacy field left blank, is not sent. A field emptied is sent, so
+    the tool names it ("must not be empty")."""
+    change: dict[str, Any] = {}
+    content = asked["content"].replace("\r\n", "\n").strip()  # a browser sends a textarea's lines as CRLF
+    if content != str(found.get("content") or "").strip():
+        change["content"] = content
+    if asked["type"] and asked["type"] != found.get("memory_type"):
+        change["type"] = asked["type"]
+    confidence = _float("confidence", asked["confidence"])
+    if confidence != found.get("confidence"):
+        change["confidence"] = confidence
+    for field in PRIVACY:
+        if asked[field] and asked[field] != found.get(field, STORED_DEFAULTS[field]):
+            change[field] = asked[field]
+    if asked["visible_to"]:
+        change["visible_to"] = [v.strip() for v in asked["visible_to"].split(",") if v.strip()]
+    if asked["retention_days"]:
+        change["retention_days"] = _int("retention_days", asked["retention_days"])
+    return change
 
 
 async def delete_memory(ui: Ui, request: Request, caller: Caller) -> Response:
@@ -80,7 +106,7 @@ async def ingest(ui: Ui, request: Request, caller: Caller) -> Response:
     for name, source_id, text in pieces:
         try:
             title = asked["title"] if source_id is None else (asked["title"] or name)
-            answer = await ui.tool(caller, "artifact_ingest", content=text, source_id=source_id, title=title,
+            answer = await ui.start(caller, "artifact_ingest", content=text, source_id=source_id, title=title,
                                    **{k: v for k, v in asked.items() if k != "title"})
             results.append({"name": name, **answer})
         except ToolFailed as exc:
@@ -102,19 +128,23 @@ def _text(form: dict[str, Any], name: str) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _float(form: dict[str, Any], name: str) -> float | None:
-    value = _text(form, name)
+def _given(form: dict[str, Any], name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _float(name: str, value: str) -> float:
     try:
-        return None if value is None else float(value)
+        return float(value.strip())
     except ValueError:
-        raise ToolFailed(f"{name} must be a number from 0.0 to 1.0 (got {value!r})", name) from None
+        raise ToolFailed(f"{name} must be a number from 0.0 to 1.0 (got {value.strip()!r})", name) from None
 
 
-def _int(form: dict[str, Any], name: str) -> int | None:
-    value = _text(form, name)
-    if value is not None and not (value.isascii() and value.isdigit()):
+def _int(name: str, value: str) -> int:
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()):
         raise ToolFailed(f"{name} must be a whole number of days from 1 to 36500 (got {value!r})", name)
-    return None if value is None else int(value)
+    return int(value)
 
 
 ROUTES = [

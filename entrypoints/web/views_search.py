@@ -13,6 +13,7 @@ from domain.access.principal import LOCAL_USER
 from domain.errors import ValidationError
 from entrypoints.web.app import PREFIX, Ui
 from entrypoints.web.caller import ToolFailed
+from entrypoints.web.relevance import close_similarity, listed
 from entrypoints.web.session import Caller
 
 MODES = ("hybrid", "vector", "lexical")
@@ -24,12 +25,16 @@ async def search(ui: Ui, request: Request, caller: Caller) -> Response:
     query = params.get("q", "").strip()
     asked = {"q": query, "mode": params.get("mode", "hybrid"), "limit": params.get("limit", "10"),
              "memory": params.get("memory", "on"), "history": params.get("history", "on"),  # the form says off
-             "filter": params.get("filter", ""), **{k: params.get(k, "") for k in FILTER_KEYS}}
-    values: dict[str, Any] = {"asked": asked, "modes": MODES, "results": None, "error": None}
+             "filter": params.get("filter", ""), "all": params.get("all", ""),
+             **{k: params.get(k, "") for k in FILTER_KEYS}}
+    values: dict[str, Any] = {"asked": asked, "modes": MODES, "results": None, "left_out": [], "error": None}
     if query:
         try:
             arguments = search_arguments(asked)
-            values["results"] = [opened(hit) for hit in (await ui.tool(caller, "hybrid_search", **arguments))["results"]]
+            found = [opened(hit) for hit in (await ui.tool(caller, "hybrid_search", **arguments))["results"]]
+            close = close_similarity(ui.runtime.app.use_cases.retrieval().min_similarity)
+            values["results"], values["left_out"] = listed(found, query, asked["mode"], close, asked["all"] == "on")
+            values["close"] = close
         except (ToolFailed, ValidationError) as exc:
             values["error"] = {"message": exc.message, "field": exc.field}
     return ui.page(request, caller, "search.html", status=400 if values["error"] else 200, **values)

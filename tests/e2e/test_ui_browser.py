@@ -6,43 +6,22 @@ token, refused from another principal, a token revoked from the page. Each test 
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.e2e.ui_support import browser, call, page_of, shots  # noqa: F401 - fixtures
 from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
 
 pytestmark = pytest.mark.slow
-playwright = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed (./scripts/test installs it with apt-get as root)",
-                allow_module_level=True)
 
 FILLER = " ".join(f"Step {i}: rinse the cup, warm the pot and keep the lid on while it rests." for i in range(12))
 GUIDE = (f"# Kettle guide\n\nFill the kettle with fresh water. {FILLER}\n\n## Green tea\n\n"
          "Brew green tea at eighty degrees for two minutes; boiling water makes it bitter.\n\n"
          f"## Black tea\n\nBlack tea wants boiling water and four minutes. {FILLER}\n")
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = Path(os.environ.get("MEMTROVE_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +47,6 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             call(client, "canonical_upsert", canonicalKey="kettle", docClass="app_spec", title="Kettle spec",
                  contentMarkdown="# Kettle\n\nBoils at 100 degrees, keeps warm at 80.", idempotencyKey="k2")
         yield server
-
-
-def call(client, tool: str, **arguments: object) -> dict:
-    result = client.call(tool, arguments)
-    assert not result.is_error, result.content
-    return result.structured_content
-
-
-def page_of(browser: object, base: str):
-    context = browser.new_context(base_url=base)  # type: ignore[attr-defined]
-    return context.new_page()
 
 
 def test_search_opens_the_passage_highlighted(browser, local, shots: Path) -> None:
@@ -137,13 +105,13 @@ def test_edit_a_memory_and_a_bad_field_is_refused_beside_it(browser, local, shot
     page.get_by_label("Confidence (0.0–1.0)").fill("0.6")
     page.get_by_label("Sensitivity").select_option("sensitive")
     page.get_by_role("button", name="Save").click()
-    assert page.get_by_role("status").inner_text() == "Saved."
+    assert page.get_by_role("status").inner_text() == "Saved (confidence, content, sensitivity changed)."
     assert page.locator(".memory-content").inner_text() == "The team standup moved to 10:00"
     page.screenshot(path=str(shots / "memory.png"), full_page=True)
     page.goto("/ui/search?q=standup+10:00")
     assert page.locator("li.hit").filter(has_text="10:00").count() == 1  # searchable at once, as edited
     page.goto("/ui/audit?action=edit")
-    assert page.locator("#audit tbody tr").first.inner_text().split("\t")[1:3] == ["local", "edit"]
+    assert page.locator("#audit tbody tr").first.inner_text().split("\t")[1:4] == ["local", "edited", "memory"]
     page.screenshot(path=str(shots / "audit.png"), full_page=True)
 
 
@@ -160,7 +128,10 @@ def test_delete_asks_first_then_the_memory_is_gone(browser, local, shots: Path) 
     page.wait_for_url(re.compile(r"/ui/memories\?deleted="))
     assert page.get_by_text("Alice prefers green tea").count() == 0
     page.goto(url)
-    assert page.locator("h1").inner_text() == "Refused" and "not found" in page.locator(".error").inner_text()
+    # Not "Refused ... Nothing was changed": nothing was asked to change; it is gone.
+    assert page.locator("h1").inner_text() == "Not found" and "not found" in page.locator(".error").inner_text()
+    assert "may have been deleted" in page.locator("main").inner_text()
+    assert "Nothing was changed" not in page.locator("main").inner_text()
     page.screenshot(path=str(shots / "memories.png"), full_page=True)
 
 
@@ -263,7 +234,7 @@ def test_the_owner_revokes_a_token_from_the_page(browser, guarded, shots: Path) 
     assert writes >= 1 and bobs.locator("td").nth(5).inner_text() != "—"  # his memory_store, through his token
     bobs.get_by_role("link", name=secrets["bob_id"]).click()
     row = owner.locator("#audit tbody tr").first.inner_text().split("\t")
-    assert row[1:3] == ["bob", "store"] and row[5] == secrets["bob_id"]  # the client it came through
+    assert row[1:4] == ["bob", "stored", "memory"] and row[5] == secrets["bob_id"]  # the client it came through
     owner.goto("/ui/audit")
     owner.once("dialog", lambda dialog: dialog.accept())
     owner.get_by_role("button", name=f"Revoke {secrets['carol_id']}").click()

@@ -140,4 +140,6 @@ def test_a_bad_date_is_refused_beside_the_form_with_the_tools_message(page: Page
 
 def test_an_empty_timeline_says_to_run_build_graph(page: Page) -> None:
     assert events(page.before_build) == [] and "No events yet" in page.before_build
+    said = " ".join(html.unescape(re.sub(r"<[^>]+>", "", page.before_build)).split())
+    assert "No events yet. Events are made when build_graph" in said  # two sentences, not "yet.Events"
     assert "<code>build_graph</code>" in page.before_build

@@ -128,8 +128,10 @@ class ArtifactTools(Toolbox):
             body["chunks"] = [{"chunk_id": c.id, "chunk_index": c.index, "start_char": c.start_char,
                                "end_char": c.end_char, "token_count": c.token_count,
                                "content_hash": c.content_hash, "metadata": c.metadata} for c in view.chunks]
+        pieces = ("stored whole" if not a.is_chunked else
+                  f"in {a.num_chunks} {'chunk' if a.num_chunks == 1 else 'chunks'}")  # not "8 chunked"
         text = f"Artifact {a.id} ({a.artifact_type} from {a.source_system}): {a.title or 'untitled'}, " \
-               f"{a.token_count} tokens, {a.num_chunks if a.is_chunked else 'not'} chunked"
+               f"{a.token_count} tokens, {pieces}"
         if view.content is not None:
             text += "\n\n" + view.content
         return render.ok(body, text)

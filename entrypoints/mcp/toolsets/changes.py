@@ -54,7 +54,8 @@ class ChangeTools(Toolbox):
     ) -> CallToolResult:
         found, next_cursor = self.use(MemoryChanges)()(since, until, kinds, collections, conversation_id, source,
                                                       entity, cursor, limit)
-        lines = [f"{len(found)} changes:", *(f"{c.ts} {c.kind} {c.collection} {c.item_id}" for c in found)]
+        lines = [f"{len(found)} changes:", *(f"{c.ts} {c.kind} {c.detail.get('item') or c.collection} {c.item_id}"
+                                             for c in found)]
         if next_cursor:
             lines.append(f"More: call again with cursor={next_cursor}")
         return render.ok({"count": len(found), "changes": [change(c) for c in found], "next_cursor": next_cursor},

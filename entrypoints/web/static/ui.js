@@ -10,5 +10,10 @@ document.addEventListener("htmx:xhr:progress", function (event) {
     bar.hidden = false;
     bar.value = Math.round(100 * event.detail.loaded / event.detail.total);
     document.body.dataset.uploaded = String(bar.value);  // outlives the swap of the result (a test reads it)
+    var state = document.getElementById("upload-state");
+    if (state) {
+      state.hidden = false;
+      state.textContent = bar.value < 100 ? "sending: " + bar.value + "%" : "sent; cutting it into chunks…";
+    }
   }
 });
