@@ -178,8 +178,9 @@ class UseCases(containers.DeclarativeContainer):
         policies=plugins.privacy_policies, chunkers=plugins.registry, identity=identity,
         dates=providers.Object(resolve_date), embed=providers.Callable(
             lambda on, embedder: embedder.embed_documents if on else None,
-            settings.provided.memtrove_resolve_by_meaning, adapters.embedder))
-    graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity)
+            settings.provided.memtrove_resolve_by_meaning, adapters.embedder), processes=adapters.processes)
+    graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity,
+                                     processes=adapters.processes)
     memory_changes = providers.Factory(MemoryChanges, log=adapters.store, graph=adapters.store, identity=identity)
     timeline = providers.Factory(Timeline, derived=adapters.store, identity=identity)
     edit_memory = providers.Factory(

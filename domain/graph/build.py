@@ -28,6 +28,7 @@ from domain.graph.usecases import COLLECTION
 from domain.model import RequestContext
 from domain.ports import ArtifactScopes, ChunkerCatalog, MetadataStore, PrivacyPolicy
 from domain.ports.graph import DerivedGraph, GraphStore
+from domain.ports.processes import UNKNOWN_PROCESSES, Processes
 from domain.validation import epoch, optional_choices, optional_span, require_text
 
 BATCH = 32  # passages an extractor reads at once
@@ -78,6 +79,7 @@ class BuildGraph:
     clock: Clock = utc_now
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
+    processes: Processes = UNKNOWN_PROCESSES  # recorded with the build: graph_status sees a dead one at once
 
     def __call__(self, kinds: object = None, source: object = None, since: object = None, until: object = None,
                  progress: Progress | None = None) -> GraphBuild:
@@ -97,7 +99,7 @@ class BuildGraph:
         stamp = self.clock()
         build = GraphBuild(uuid.uuid4().hex, owner, "running", stamp, stamp,
                            {"kinds": list(scope.kinds), "source": scope.source, "since": since, "until": until,
-                            "extractor": extractor.name})
+                            "extractor": extractor.name}, holder=self.processes.me())
         with _running_lock:
             if owner in _running:
                 raise ValidationError("build_graph", f"A build of your graph is running ({_running[owner]}): "
@@ -224,6 +226,7 @@ class GraphStatus:
     derived: DerivedGraph
     identity: Identity = RequestContext
     now: Callable[[], float] = time.time
+    processes: Processes = UNKNOWN_PROCESSES
 
     def __call__(self, build_id: object = None) -> tuple[GraphBuild, list[Alias]]:
         """The build (latest, or ``build_id``) and the names merged in the caller's graph (unmerged ones too)."""
@@ -238,6 +241,9 @@ class GraphStatus:
         build = found[0]
         with _running_lock:
             here = _running.get(owner) == build.id
-        if build.state == "running" and not here and self.now() - epoch(build.updated) > STALE:
+        # Not running here: interrupted once its process is surely gone (a kill, a crash), else once it
+        # stopped reporting for STALE seconds (another machine, or a build from before holders).
+        if build.state == "running" and not here and (self.processes.gone(build.holder)
+                                                       or self.now() - epoch(build.updated) > STALE):
             build = replace(build, state="interrupted")
         return build, self.derived.aliases(owner)

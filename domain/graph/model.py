@@ -82,6 +82,7 @@ class GraphBuild:
     observations: int = 0
     errors: tuple[str, ...] = ()
     finished: str | None = None
+    holder: str = ""  # the process running it (domain/ports/processes.py); "" for builds from before
 
 
 NO_DATE = 1e18  # an undated event's place in time order: last

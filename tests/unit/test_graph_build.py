@@ -135,3 +135,34 @@ def test_a_single_valued_fact_ends_when_a_later_record_gives_another_value() -> 
             graz: [Evidence("memory", "m2", when="2023-09-01")], paris: [Evidence("memory", "m3")],  # undated
             liked: [Evidence("memory", "m4", when="2020-01-01")]}
     assert ended([vienna, graz, paris, liked], said) == {vienna: ("2023-09-01", graz)}
+
+
+class Recorded:
+    """Processes whose holders are names: ``gone`` for those listed dead."""
+
+    def __init__(self, me: str, dead: set[str]) -> None:
+        self._me, self.dead = me, dead
+
+    def me(self) -> str:
+        return self._me
+
+    def gone(self, holder: str) -> bool:
+        return holder in self.dead
+
+
+def test_a_build_whose_process_is_gone_is_interrupted_at_once(world) -> None:
+    """A build left 'running' by a killed server: graph_status says interrupted straight away when its
+    holder process is gone, not only after STALE seconds without progress; a live or unknown one stays."""
+    from dataclasses import replace
+
+    remember(world, "Alice met Bob in Paris.")
+    done = BuildGraph(world.store, world.store, world.store, world.store, {"capitals": Capitals()}, "capitals",
+                      identity=lambda: ME, processes=Recorded("server-1", set()))()
+    assert done.holder == "server-1"
+    world.store.save_build(replace(done, state="running", finished=None))  # as a kill -9 mid-build leaves it
+    alive = GraphStatus(world.store, identity=lambda: ME, processes=Recorded("server-2", set()))()[0]
+    assert alive.state == "running"  # its process may still be at work (another replica): wait for STALE
+    dead = GraphStatus(world.store, identity=lambda: ME, processes=Recorded("server-2", {"server-1"}))()[0]
+    assert dead.state == "interrupted"
+    again = builder(world, Capitals())()  # and a new build runs
+    assert again.state == "done"
