@@ -19,7 +19,8 @@ def random_call(rng: random.Random, items: list[dict[str, Any]],
                        "artifact_get", "search_memory", "get_stats", "search_session_context", "get_memory_by_id",
                        "reconstruct_document", "list_sessions", "get_session_stats", "search_system_memory",
                        "project_search", "canonical_get", "memory_restore", "artifact_list", "store_stats",
-                       "search_nodes", "open_nodes", "read_graph", "get_related", "graph_status", "memory_changes"])
+                       "search_nodes", "open_nodes", "read_graph", "get_related", "graph_status", "memory_changes",
+                       "conversation_list"])
     name = target["word"]
     project = rng.choice(["atlas", "zeus"])
     session = f"s-{rng.choice(people)}"
@@ -30,7 +31,9 @@ def random_call(rng: random.Random, items: list[dict[str, Any]],
                           **({"filters": {"sensitivity": rng.choice(SENSITIVITIES)}} if rng.random() < 0.3 else {})},
         "memory_search": {"query": query, "limit": min(limit, 20), "mode": mode},
         "memory_list": {"limit": rng.choice([5, 50, 100])},
-        "history_get": {"conversation_id": target.get("conversation") or f"{target['key']}-c"},
+        # A conversation id is each caller's own: the reader's own of that id, or (owner) the writer's.
+        "history_get": {"conversation_id": target.get("conversation") or f"{target['key']}-c",
+                        **({"owner": rng.choice([target["writer"], *people])} if rng.random() < 0.6 else {})},
         "artifact_search": {"query": query, "limit": limit, "mode": mode},
         "artifact_get": {"artifact_id": target.get("id") if str(target.get("id", "")).startswith("art_")
                          else "art_" + "0" * 32, "include_content": True, "include_chunks": True},
@@ -55,5 +58,6 @@ def random_call(rng: random.Random, items: list[dict[str, Any]],
         "graph_status": {},
         "memory_changes": {"since": "2000-01-01", "limit": rng.choice([5, 500]),
                            **({"kinds": ["added"]} if rng.random() < 0.3 else {})},
+        "conversation_list": {"limit": rng.choice([5, 100])},
     }[tool]
     return tool, arguments, project if tool in ("project_search", "canonical_get", "memory_restore") else None

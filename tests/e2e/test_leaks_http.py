@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from domain.ids import turn_id
 from tests.e2e.leak_calls import SENSITIVITIES, random_call
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.mcp_procs import blocking, http_server, http_session, run_cli
@@ -197,8 +198,8 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
     rng = random.Random(2026)
     items, words = world["items"], world["words"]
     calls = [(rng.choice(list(PEOPLE)), *random_call(rng, items, list(PEOPLE))) for _ in range(CALLS)]
-    by_id = {item.get("id") or f"{item['conversation']}_turn_{item.get('index', 0)}": item for item in items
-             if item.get("id") or item.get("conversation")}
+    by_id = {item.get("id") or turn_id(item["conversation"], item.get("index", 0), item["writer"]): item
+             for item in items if item.get("id") or item.get("conversation")}
     sessions: dict[tuple[str, str | None], Any] = {}
     counted: dict[str, int] = {}
     with_project = {}
@@ -229,7 +230,7 @@ def test_randomized_reads_of_every_read_tool_never_leak(world: dict[str, Any]) -
     finally:
         for portal, _ in sessions.values():
             portal.__exit__(None, None, None)
-    assert sum(counted.values()) == CALLS and len(counted) == 25, counted  # every read tool was called
+    assert sum(counted.values()) == CALLS and len(counted) == 26, counted  # every read tool was called
     assert (("dave", "zeus") in with_project) and not with_project[("dave", "zeus")]
     # What the rule did shows in the metrics (behind the owner's token): denials of gets, withheld hits.
     metrics = httpx.get(world["server"].base_url + "/metrics", timeout=30,
