@@ -72,3 +72,11 @@ def test_schemas_carry_no_generated_titles_or_null_branches(tmp_path: Path) -> N
     assert store["properties"]["conversation_id"] == {"description": "Optional context, up to 100 characters",
                                                       "type": "string"}
     assert "conversation_id" not in store["required"] and "content" in store["required"]
+
+
+def test_near_duplicate_names_say_which_to_prefer(tmp_path: Path) -> None:
+    """With every toolset on, each of the other toolsets' twins of a core tool names the core one."""
+    tools = {t["name"]: t["description"] for t in listed(tmp_path, TOOLSETS)}
+    for twin, core in [("delete_memory", "memory_delete"), ("get_memory_by_id", "memory_get"),
+                       ("search_memory", "memory_search"), ("get_stats", "store_stats")]:
+        assert core in tools and core in tools[twin], (twin, tools[twin])

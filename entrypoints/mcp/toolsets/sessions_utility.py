@@ -56,7 +56,8 @@ class SessionUtilityTools(out.SessionsToolbox):
                        "memory_type": artifact.labels.get("memory_type"), "chunk_count": artifact.num_chunks,
                        "message": message}, content)
 
-    @tool("One memory by id, whole (its access count goes up).", annotations=READ_ONLY)
+    @tool("One session memory (art_..., written by the store_* tools) by id, whole (its access count goes up). "
+          "A memory_store memory (mem_...): memory_get.", annotations=READ_ONLY)
     def get_memory_by_id(self, memory_id: MemoryId) -> CallToolResult:
         found = self.use(GetSessionMemory)()(memory_id)
         return out.ok({"memory": out.memory(found), "message": None}, found.content)
@@ -92,7 +93,8 @@ class SessionUtilityTools(out.SessionsToolbox):
         return out.ok({"file_path": written, "memory_id": artifact.id, "bytes_written": size, "message": message},
                       message)
 
-    @tool("Delete a memory with its chunks, vectors and index entries (cannot be undone).",
+    @tool("Delete a session memory (art_..., written by the store_* tools) with its chunks, vectors and index "
+          "entries (cannot be undone). A memory_store memory (mem_...): memory_delete.",
           annotations=DESTRUCTIVE, writes=True)
     def delete_memory(self, memory_id: MemoryId) -> CallToolResult:
         deleted = self.use(DeleteSessionMemory)()(memory_id)

@@ -52,7 +52,8 @@ class ZapomniTools(Toolbox):
                           "text_preview": preview, "duplicate": added.duplicate, "error": None},
                          f"{said}. ID: {added.memory_id}, Chunks: {added.chunks_created}")
 
-    @tool("Search remembered texts by meaning and words; filters: date_from, date_to, tags, source.",
+    @tool("Search texts remembered with add_memory by meaning and words; filters: date_from, date_to, tags, "
+          "source. memory_store memories: memory_search; everything at once: hybrid_search.",
           annotations=READ_ONLY)
     def search_memory(self, query: Annotated[str, Field(description="Search query", min_length=1,
                                                         max_length=MAX_QUERY)],
@@ -69,7 +70,8 @@ class ZapomniTools(Toolbox):
         return render.ok({"status": "success", "count": len(results), "results": results, "error": None},
                          "\n".join([f"Found {len(results)} results:", *lines]))
 
-    @tool("Statistics: memories, chunks, database size, average search latency.", annotations=READ_ONLY)
+    @tool("Statistics of add_memory texts: memories, chunks, database size, average search latency. The "
+          "whole store (memories, conversations, documents): store_stats.", annotations=READ_ONLY)
     def get_stats(self) -> CallToolResult:
         s = self.use(GetStats)()()
         stats = {"total_memories": s.total_memories, "total_chunks": s.total_chunks,
