@@ -129,6 +129,9 @@ class ExportPage:
         return records
 
     def _turns(self, after: Any, count: int, context: RequestContext, now: float) -> tuple[list[dict], Any]:
+        if after is not None and (not isinstance(after, list) or len(after) != 3):  # a cursor of an older version
+            raise ValidationError("cursor", "Invalid cursor: it was made by an older memtrove (turns are each "
+                                            "owner's own now): start the export again without a cursor")
         return self._walk(lambda position: self.store.turns_in_order(position, count),
                           lambda t: (t.conversation_id, t.owner, t.turn_index),
                           lambda t: Hit(id=t.id, type="history", score=0.0, content=t.content,

@@ -215,3 +215,14 @@ def test_a_memory_and_the_one_that_replaced_it_come_back_as_they_were(world, awo
     back = aworld.store.get_memories([tea.id, coffee.id])
     assert back[tea.id].superseded_by == coffee.id and back[coffee.id].supersedes == tea.id
     assert everything(export_b) == records
+
+
+def test_an_export_cursor_of_an_older_version_is_refused_by_name(world) -> None:
+    """Turns page by (conversation, owner, index) since conversations are each owner's own: a cursor of
+    the two-part kind an older memtrove handed out is refused naming cursor, not an internal error."""
+    from domain.paging import encode_cursor
+
+    *_, export, _ = tools(world)
+    with pytest.raises(ValidationError) as refused:
+        export(encode_cursor("export", [1, ["c-1", 3]]), 10)
+    assert refused.value.field == "cursor" and "older memtrove" in refused.value.message
