@@ -147,11 +147,9 @@ class Restorer:
         if existing is not None and existing.content_hash == content_hash(content) and existing.role == role \
                 and existing.ts == ts and all(getattr(existing, k) == access[k] for k in ("owner", *ACCESS)):
             return Step(None, "unchanged")
-        if existing is not None:
-            raise ValidationError("turn_index", f"turn {index} of conversation {conversation!r} is already stored "
-                                                "with other content or by another")
-        if any(t.owner != mine for t in self.store.recent_turns(mine, conversation, 1)):
-            raise ValidationError("conversation_id", f"conversation_id {conversation!r} is another caller's")
+        if existing is not None:  # the caller's own conversation of that id (another's is never looked at)
+            raise ValidationError("turn_index", f"turn {index} of your conversation {conversation!r} is already "
+                                                "stored with other content")
         request = AppendTurnRequest(conversation, role, content, index, ts, rights)
         return Step(lambda: self.append_turn(request).status != "unchanged")
 
