@@ -51,6 +51,11 @@ class EditMemory:
     now: Callable[[], float] = time.time
 
     def __call__(self, memory_id: str, change: MemoryChange) -> Memory:
+        return self.edit(memory_id, change)[0]
+
+    def edit(self, memory_id: str, change: MemoryChange) -> tuple[Memory, list[str]]:
+        """The memory as it is after the edit, and the fields that changed (content, confidence, privacy,
+        type; none: nothing was written)."""
         require_id("memory_id", memory_id, "mem_", MEMORY_ID, "32 hex characters")
         if change.empty():
             raise ValidationError("content", "Nothing to change: give content, type, confidence or privacy fields")
@@ -75,13 +80,13 @@ class EditMemory:
             ("confidence", edited.confidence != found.confidence),
             ("privacy", any(getattr(edited, key) != getattr(found, key) for key in access))) if differs)
         if not changed:  # given exactly as stored: nothing written, nothing audited
-            return found
+            return found, []
         records = embed_pieces(self.embedder, edited.id, content_hash(edited.content), self.split(edited.content),
                                memory_metadata(edited))
         if not self.store.replace_memory(edited, audit("edit", COLLECTION, [edited.id], stamp, context,
                                                        changed=changed, pieces=len(records)), records):
             raise NotFoundError(f"Memory {memory_id} not found")  # deleted meanwhile: nothing written
-        return edited
+        return edited, changed
 
 
 def merged_privacy(found: Memory, given: dict[str, object]) -> Privacy | None:

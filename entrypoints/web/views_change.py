@@ -18,7 +18,6 @@ from entrypoints.web.caller import ToolFailed
 from entrypoints.web.session import Caller
 
 PRIVACY = ("sensitivity", "visibility_scope", "retention_policy")
-STORED_DEFAULTS = {"sensitivity": "normal", "visibility_scope": "me", "retention_policy": "forever"}  # not in answers
 MAX_FILES = 100
 
 
@@ -32,19 +31,19 @@ async def edit_memory(ui: Ui, request: Request, caller: Caller) -> Response:
                                                     *PRIVACY)}
     try:
         change = memory_change(found, asked)
-        if change:
-            await ui.tool(caller, "memory_update", memory_id=memory_id, **change)
+        changed = (await ui.tool(caller, "memory_update", memory_id=memory_id, **change))["changed"] if change else []
     except ToolFailed as exc:
         return ui.page(request, caller, "memory.html", status=400, memory=found, types=MEMORY_TYPES,
                        error={"message": exc.message, "field": exc.field}, asked=asked)
-    shown = urlencode({"saved": ", ".join(sorted(change))} if change else {"unchanged": "1"})
+    shown = urlencode({"saved": ", ".join(changed)} if changed else {"unchanged": "1"})
     return RedirectResponse(f"{PREFIX}/memories/{memory_id}?{shown}", status_code=303)
 
 
 def memory_change(found: dict[str, Any], asked: dict[str, str]) -> dict[str, Any]:
     """memory_update's arguments for what the form changes of the stored memory ``found`` (memory_get's
-    answer): a field as stored, or a privacy field left blank, is not sent. A field emptied is sent, so
-    the tool names it ("must not be empty")."""
+    answer): content, type and confidence as stored are not sent (a field emptied is, so the tool names
+    it: "must not be empty"); a privacy field is sent when one is chosen ("keep" is blank: memory_get
+    does not tell a memory's privacy, so the tool's answer says whether it changed)."""
     change: dict[str, Any] = {}
     content = asked["content"].replace("\r\n", "\n").strip()  # a browser sends a textarea's lines as CRLF
     if content != str(found.get("content") or "").strip():
@@ -55,7 +54,7 @@ def memory_change(found: dict[str, Any], asked: dict[str, str]) -> dict[str, Any
     if confidence != found.get("confidence"):
         change["confidence"] = confidence
     for field in PRIVACY:
-        if asked[field] and asked[field] != found.get(field, STORED_DEFAULTS[field]):
+        if asked[field]:
             change[field] = asked[field]
     if asked["visible_to"]:
         change["visible_to"] = [v.strip() for v in asked["visible_to"].split(",") if v.strip()]

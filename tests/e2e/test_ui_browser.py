@@ -105,7 +105,7 @@ def test_edit_a_memory_and_a_bad_field_is_refused_beside_it(browser, local, shot
     page.get_by_label("Confidence (0.0–1.0)").fill("0.6")
     page.get_by_label("Sensitivity").select_option("sensitive")
     page.get_by_role("button", name="Save").click()
-    assert page.get_by_role("status").inner_text() == "Saved (confidence, content, sensitivity changed)."
+    assert page.get_by_role("status").inner_text() == "Saved (confidence, content, privacy changed)."
     assert page.locator(".memory-content").inner_text() == "The team standup moved to 10:00"
     page.screenshot(path=str(shots / "memory.png"), full_page=True)
     page.goto("/ui/search?q=standup+10:00")

@@ -67,11 +67,20 @@ def test_the_edit_form_shows_the_memory_and_saving_it_unchanged_changes_nothing(
     assert page.get_by_label("Content").input_value() == "The team standup moved to 9:30"
     assert page.get_by_label("Confidence (0.0–1.0)").input_value() == "0.8"
     assert page.get_by_label("Type").input_value() == "fact"
-    assert page.get_by_label("Sensitivity").input_value() == "normal"
+    assert page.get_by_label("Sensitivity").input_value() == ""  # "keep": memory_get does not tell it
     page.screenshot(path=str(shots / "memory-edit.png"), full_page=True)
     page.get_by_role("button", name="Save").click()
     assert page.get_by_role("status").inner_text().startswith("Nothing changed")
+    # A privacy field chosen as it already is: sent, and memory_update answers that nothing changed.
+    page.get_by_label("Sensitivity").select_option("normal")
+    page.get_by_role("button", name="Save").click()
+    assert page.get_by_role("status").inner_text().startswith("Nothing changed")
     assert audit_rows(page) == before  # no "edit" entry: nothing was written
+    with blocking(http_session(server.mcp_url)) as client:
+        memory = call(client, "memory_list", limit=1)["results"][0]
+        same = call(client, "memory_update", memory_id=memory["id"], content=memory["content"], type="fact")
+    assert (same["updated"], same["changed"]) == (False, [])
+    assert audit_rows(page) == before
 
 
 def test_no_page_logs_an_error_or_asks_for_a_missing_file(browser, server) -> None:

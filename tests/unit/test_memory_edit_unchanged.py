@@ -39,3 +39,10 @@ def test_only_the_fields_that_differ_are_named_changed(world) -> None:
     assert (entry.action, entry.detail["changed"]) == ("edit", ["confidence"])
     edit(world)(memory.id, MemoryChange(type="decision", privacy={"visibility_scope": "team"}))
     assert world.store.recent(1)[0].detail["changed"] == ["privacy", "type"]
+
+
+def test_edit_answers_which_fields_changed(world) -> None:
+    memory = stored(world)
+    assert edit(world).edit(memory.id, MemoryChange(privacy={"sensitivity": "normal"})) == (memory, [])
+    edited, changed = edit(world).edit(memory.id, MemoryChange(content="The ferry leaves at ten", type="fact"))
+    assert (edited.content, changed) == ("The ferry leaves at ten", ["content"])

@@ -109,7 +109,7 @@ STORED = {"id": "mem_1", "content": "The ferry leaves at nine\n", "memory_type":
 
 def form(**given: str) -> dict[str, str]:
     shown = {"content": "The ferry leaves at nine", "type": "fact", "confidence": "0.8", "visible_to": "",
-             "retention_days": "", "sensitivity": "normal", "visibility_scope": "me", "retention_policy": "forever"}
+             "retention_days": "", "sensitivity": "", "visibility_scope": "", "retention_policy": ""}  # "keep"
     return shown | given
 
 
@@ -118,6 +118,8 @@ def test_the_edit_form_sends_only_what_differs_from_the_stored_memory() -> None:
     assert memory_change(STORED, form(content="The ferry leaves at nine\r\n")) == {}  # a browser's CRLF
     assert memory_change(STORED, form(confidence="0.6", sensitivity="sensitive")) == {
         "confidence": 0.6, "sensitivity": "sensitive"}
+    # A privacy field chosen is sent (memory_get does not tell it); the tool answers whether it changed.
+    assert memory_change(STORED, form(sensitivity="normal")) == {"sensitivity": "normal"}
     assert memory_change(STORED, form(content="")) == {"content": ""}  # emptied: the tool names content
     with pytest.raises(ToolFailed) as refused:
         memory_change(STORED, form(confidence="high"))

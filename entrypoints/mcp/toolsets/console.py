@@ -127,10 +127,12 @@ class ConsoleTools(Toolbox):
     ) -> CallToolResult:
         privacy = {"sensitivity": sensitivity, "visibility_scope": visibility_scope,
                    "retention_policy": retention_policy, "visible_to": visible_to, "retention_days": retention_days}
-        edited = self.use(EditMemory)()(memory_id, MemoryChange(content, type, confidence, privacy))
-        return render.ok({"id": edited.id, "updated": True, "memory_type": edited.type,
+        edited, changed = self.use(EditMemory)().edit(memory_id, MemoryChange(content, type, confidence, privacy))
+        said = (f"Updated memory [{edited.id}] ({', '.join(changed)} changed)" if changed else
+                f"Nothing changed: memory [{edited.id}] already holds what was given")
+        return render.ok({"id": edited.id, "updated": bool(changed), "changed": changed, "memory_type": edited.type,
                           "confidence": edited.confidence, "ts": edited.ts, **render.privacy(edited)},
-                         f"Updated memory [{edited.id}]: {render.preview(edited.content)}")
+                         f"{said}: {render.preview(edited.content)}")
 
     @tool("List the conversations you may see, by id and owner (history_get's owner): turns, first and last "
           "time, the last turn.",
