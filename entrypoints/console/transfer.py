@@ -145,7 +145,7 @@ async def restore(client: Any, path: str, progress: Progress, fmt: str | None = 
     return summary, "\n".join(lines)
 
 
-TITLE_STORED = re.compile(r"\bline (\d+): turn 0 of conversation ")
+TITLE_STORED = re.compile(r"\bline (\d+): turn 0 of your conversation ")  # domain/transfer/restore.py's clash
 
 
 async def check(client: Any, parts: list[tuple[int, list[dict[str, Any]]]], scan: FileScan, kept_out: set[int],
