@@ -118,7 +118,11 @@ async def ingest(ui: Ui, request: Request, caller: Caller) -> Response:
 async def ingest_status(ui: Ui, request: Request, caller: Caller) -> Response:
     """One artifact's indexing progress (artifact_get's, as an MCP client reads it): a fragment the page
     asks for again every second while it is indexing."""
-    found = await ui.tool(caller, "artifact_get", artifact_id=request.path_params["artifact_id"])
+    artifact_id = request.path_params["artifact_id"]
+    try:
+        found = await ui.tool(caller, "artifact_get", artifact_id=artifact_id)
+    except ToolFailed as exc:  # deleted meanwhile: said in the line, which stops asking (not a page inside it)
+        found = {"artifact_id": artifact_id, "status": "gone", "error": exc.message}
     return ui.page(request, caller, "ingest_status.html", artifact=found)
 
 
