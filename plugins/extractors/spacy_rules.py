@@ -10,12 +10,10 @@ Rules, per sentence:
 - "my/Alice's sister (Anna)" -> speaker/Alice -has_sister-> Anna, or "<speaker>'s sister" when unnamed;
 - an event is a noun such as race, conference, wedding or support group, named with its modifiers
   ("the charity race" -> "charity race");
-- an event (decision, action, milestone) is told by the sentence's own verb, not a clause's ("Before
-  we conclude, ..."), and someone takes part: a person, an organisation or the speaker; in a document
-  a "we" that decides ("We decided ...") but no "we" that only plans or does.
-Which names are kept, and with which type (else ``unknown``): plugins/extractors/spacy_names.py. A
-document is read as prose only (domain/graph/prose.py). The pipeline (~9,400 words a second on one
-CPU, spaCy's figure) loads on the first extraction, not at start.
+- an event (decision, action, milestone) is none a condition names ("Before we conclude", "if we
+  decide"); someone takes part: a person, an organisation, the speaker, or a document's "we" deciding.
+Names and types kept: spacy_names.py. The pipeline (~9,400 words a second on one CPU) loads on the
+first extraction, not at start.
 """
 
 from __future__ import annotations
@@ -197,8 +195,8 @@ class _Reading:
         kind = ("decision" if lemma in DECIDING or (lemma == "make" and any(c.lemma_ == "decision" for c in verb.children))
                 else "action" if future or lemma in PLANNING and verb.tag_ != "VBD"
                 else "milestone" if lemma in DONE and verb.tag_ in ("VBD", "VBN") else None)
-        if kind is None or text in self.events or not _main(verb):
-            return  # "Before we conclude, ...": a clause inside a sentence tells no event
+        if kind is None or text in self.events or not _told(verb):
+            return  # "Before we conclude, ...": a condition tells no event
         named = [self.names[t.i] for t in sentence if t.i in self.names
                  and self.types.get(self.names[t.i]) in PEOPLE]
         acting = subject is not None and (subject == self.speaker or self.types.get(subject) in PEOPLE)
@@ -291,11 +289,14 @@ class _Reading:
         return target
 
 
-def _main(verb: Any) -> bool:
-    """Whether ``verb`` is the sentence's own (its root, or joined to it by "and")."""
+def _told(verb: Any) -> bool:
+    """Whether ``verb``'s clause tells something that is (or was) so: not a condition or a time to come
+    ("Before we conclude, ...", "if we decide", "until they ship"); "after I graduated" is told."""
     while verb.dep_ == "conj" and verb.head is not verb:
         verb = verb.head
-    return verb.dep_ == "ROOT"
+    if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether", "lest") for c in verb.children):
+        return False
+    return verb.dep_ != "advcl" or verb.tag_ in ("VBD", "VBN")
 
 
 @hookimpl

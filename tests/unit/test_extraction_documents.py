@@ -109,3 +109,10 @@ def test_a_name_that_does_something_is_no_place_and_a_unit_is_no_person() -> Non
                                                 "Marta moved to Lisbon last spring.")])
     kept = names(found)
     assert kept.get("Marta") != "place" and "GiB" not in kept and kept.get("Lisbon") == "place"
+
+
+def test_a_condition_tells_no_event_and_a_clause_that_happened_does() -> None:
+    said = SHARED.extract([Passage("turn", "t", "If we decide to move, I'll tell you. I'm so glad that I finally "
+                                                "graduated!", speaker="Caroline")])[0]
+    assert [(e.kind, e.summary) for e in said.events if e.kind != "action"] == [
+        ("milestone", "I'm so glad that I finally graduated!")]
