@@ -12,7 +12,8 @@ the tokens, their tags and the parse.
 - Its type is kept only when the name and its place in the sentence agree with it; otherwise it is
   ``unknown``. A person: words in title case ("Barry Warsaw", "O'Brien"), not an acronym, not inner
   capitals ("GiB"); a single word only outside documents (in documentation a lone capitalised word is
-  nearly always a class, a module or a product: "Enum", "Python") and not starting its sentence. A
+  nearly always a class, a module or a product: "Enum", "Python"; there it is a person when the text
+  gives the whole name too: "Tom" beside "Tom Okafor"). A
   place: where something is, comes from or goes to ("in Berlin", "from Sweden"), not a name that does
   something ("Marta keeps bees"). An organisation: several words, the last such as Inc, University or
   Foundation ("Acme Foundation"; an acronym may be anything: "API", "GIL"). An event, a work or a
@@ -86,7 +87,7 @@ def confident_type(ent: Any, kind: str, document: bool, lowered: set[str]) -> st
     if label == "PERSON":
         fine = (1 <= len(words) <= 4 and all(person_word(t.text) for t in words) and words[0].text[0].isupper()
                 and not any(t.lower_ in lowered for t in words)  # "Enum ... an enum", "Logging ... logging"
-                and (len(words) > 1 or not (document or ent.start == ent.sent.start)))
+                and (len(words) > 1 or not document))
         return kind if fine else UNKNOWN
     if label in ("GPE", "LOC", "FAC"):
         fine = _placed(ent) and all(t.is_title or t.is_stop for t in words) and not any(t.lower_ in lowered
