@@ -3,6 +3,7 @@ fake, a SQLite file and a real PostgreSQL server."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from adapters.memory.basics import HashEmbedder
 from adapters.memory.scopes import InMemoryStore
 from adapters.sql.ledger import SqlStore
 from adapters.sql.store import make_engine
+from domain.access.principal import Principal, RequestContext
+from domain.access.rules import restrict
 from domain.graph.entities import ENTITIES, EntityVectors, entity_record
 from domain.graph.model import Entity, Relation
 from domain.model import AuditEntry
@@ -98,6 +101,10 @@ class GraphStoreContract:
         assert tools.create_entities("u1", [quill, Entity("Ada_Quill", "robot")], AUDIT) == [quill]
         assert store.entity_records([record, "ent_nothing"]) == {record: ("u1", quill)}
         assert [m.record_id for m in store.lexical_search(ENTITIES, ["bees"], 5)] == [record]
+        mine, theirs = (restrict({"ts_epoch": {"$gte": 0.0}}, RequestContext(Principal(user)), time.time())
+                        for user in ("u1", "u2"))
+        assert [m.record_id for m in store.lexical_search(ENTITIES, ["bees"], 5, mine)] == [record]
+        assert store.lexical_search(ENTITIES, ["bees"], 5, theirs) == []  # the access rule, inside the index
         assert store.count_vectors(ENTITIES) == 2  # its name, its observation
         tools.create_entities("u1", [quill], AUDIT)  # there already: nothing embedded or stored again
         assert store.count_vectors(ENTITIES) == 2
