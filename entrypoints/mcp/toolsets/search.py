@@ -24,7 +24,8 @@ class SearchTools(Toolbox):
         self,
         query: Annotated[str, Field(description="Search query, 1-500 characters")],
         limit: Annotated[int, Field(description="Max results, 1-50")] = 5,
-        include_memory: Annotated[bool, Field(description="Also search memories")] = False,
+        include_memory: Annotated[bool, Field(
+            description="Also search memories (with the entities you wrote with the graph tools)")] = False,
         include_history: Annotated[bool, Field(description="Also search conversation history")] = False,
         expand_neighbors: Annotated[bool, Field(description="Include the chunks before and after")] = False,
         filters: Annotated[dict[str, Any] | None, Field(
