@@ -12,14 +12,10 @@ from domain.access.principal import Identity
 from domain.common import Clock, audit, utc_now
 from domain.errors import NotFoundError, ValidationError
 from domain.graph.model import Entity, Evidence, Graph, Relation
-from domain.artifacts.usecases import CHUNKS, WHOLE
-from domain.graph.entities import ENTITIES
-from domain.graph.records import origin_of
-from domain.history.usecases import COLLECTION as HISTORY
+from domain.graph.found import found_entities
 from domain.graph.validity import ended, single_valued
-from domain.model import AuditEntry, Hit, RequestContext
+from domain.model import AuditEntry, RequestContext
 from domain.ports.graph import DerivedGraph, GraphStore
-from domain.search.retrieval import VECTOR_SIGNALS
 from domain.search.retrieve import Retriever
 from domain.validation import MAX_INT64, require_int
 
@@ -27,12 +23,6 @@ COLLECTION = "graph"
 MAX_ITEMS = 1000  # entities, relations or observation items in one call
 MAX_NAME = 500  # characters of a name, a type or a relation type
 MAX_OBSERVATION = 10_000  # characters of one observation
-RECORDS_SEARCHED = 10  # records search_nodes asks hybrid retrieval for
-# A match by meaning alone that search_nodes keeps is past both (see _evident): on MiniLM, "beekeeping"
-# finds "Ada_Quill: Keeps bees on the roof" at 0.56 and "software developer" "Bob: likes programming" at
-# 0.43, while "nothing like it" meets nothing past 0.26; e5-small: 0.84, 0.82 and 0.80.
-NODE_FLOOR = 0.25  # of the way from the similarity floor to 1
-CLOSE = 0.75  # of the way from the similarity floor to the best match by meaning
 
 
 def _text(where: str, value: object, limit: int) -> str:
@@ -93,20 +83,6 @@ def observation_items(field: str, value: object, key: str) -> list[tuple[str, li
         found.append((_text(f"{where}.entityName", raw.get("entityName"), MAX_NAME),
                       _strings(f"{where}.{key}", raw.get(key), MAX_OBSERVATION)))
     return found
-
-
-def _evident(hit: Hit, hits: Sequence[Hit], floor: float) -> bool:
-    """Whether a node search keeps a hit: found by words (BM25, exact tokens, a name, a date), or by a
-    meaning both clear (NODE_FLOOR of the way from the search's similarity floor to 1) and close to the
-    best one found (CLOSE of the way from the floor to it). A node search is asked for what the query
-    names: a search for "Priya" must not list Tom, Python and AttributeError because their records are
-    the nearest vectors, nor "nothing like it" whatever is nearest (each model's cosines sit in a band
-    of their own: MiniLM's floor is 0.2, e5's 0.75, so both bars are set from the floor)."""
-    if any(signal not in VECTOR_SIGNALS for signal in hit.fields.get("signals") or {}):
-        return True
-    best = max((h.fields.get("similarity") or floor for h in hits), default=floor)
-    similarity = hit.fields.get("similarity")
-    return similarity is not None and similarity >= floor + max(NODE_FLOOR * (1 - floor), CLOSE * (best - floor))
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,27 +181,8 @@ class KnowledgeGraph:
         context = self.identity()
         names = self.store.match_entities(context.actor, text)
         if self.retrieve is not None and text.strip():
-            names = list(dict.fromkeys([*names, *self._found(text, context)]))
+            names = list(dict.fromkeys([*names, *found_entities(self.retrieve, self.derived, text, context)]))
         return self._nodes(context.actor, names)
-
-    def _found(self, text: str, context: RequestContext) -> list[str]:
-        """The entities hybrid retrieval finds for ``text``, best first: entity records by themselves,
-        records by the entities read from them (from a chunk, that chunk's alone)."""
-        wheres = {ENTITIES: {}, **({"memory": {}, HISTORY: {}, CHUNKS: {}, WHOLE: {}} if self.derived else {})}
-        hits = self.retrieve(text, wheres, RECORDS_SEARCHED, context=context)  # type: ignore[misc]
-        hits = [h for h in hits if _evident(h, hits, self.retrieve.config.min_similarity)]  # type: ignore[union-attr]
-        places = [origin_of(h) for h in hits]
-        parts: dict[tuple[str, str], set[int]] = {}
-        for (kind, record, part) in (p for p in places if p is not None):
-            parts.setdefault((kind, record), set()).add(part)
-        named = self.derived.named_by(context.actor, list(parts), parts) if self.derived and parts else {}
-        found: list[str] = []
-        for hit, place in zip(hits, places, strict=True):
-            if place is None:
-                found.append(str(hit.fields["name"]))
-            else:
-                found += named.get(place[:2], [])
-        return found
 
     def open_nodes(self, names: object) -> Graph:
         given = _strings("names", names, MAX_NAME)
