@@ -172,14 +172,22 @@ class InMemoryMetadataStore(InMemoryVectorOutbox, MetadataStore, AuditLog):
             raise StorageError(f"Failed to write the metadata store: memory {memory.id} exists")
         ended = replace(old, valid_to=memory.valid_from or memory.ts, superseded_by=memory.id)
         self.memories[old.id] = ended
-        # Its vectors say when it held, as its row does: the index is asked for that interval.
-        kept = [(replace(r, metadata={**r.metadata, **interval_metadata(ended)}), pending)
-                for r, pending in self.stored.get(("memory", old.id), {}).values()]
-        for record, pending in kept:
-            self._put("memory", old.id, [record], pending)
-        self._queue(["memory"], old.id)
+        self._restamp([ended])  # its vectors say when it held, as its row does: the index is asked for that
         self.add_memory(memory, entry, vectors)
         return None
+
+    def _adopted(self) -> None:
+        self._restamp(list(self.memories.values()))  # the adopted vectors may predate a supersession
+
+    def _restamp(self, memories: Sequence[Memory]) -> None:
+        """The memories' vectors carry their intervals (queued for the index)."""
+        for memory in memories:
+            slot = self.stored.get(("memory", memory.id), {})
+            for record, pending in list(slot.values()):
+                self._put("memory", memory.id, [replace(record, metadata={**record.metadata,
+                                                                            **interval_metadata(memory)})], pending)
+            if slot:
+                self._queue(["memory"], memory.id)
 
     def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         return {i: self.memories[i] for i in ids if i in self.memories}

@@ -124,8 +124,12 @@ class InMemoryVectorOutbox(VectorOutbox, KeyLocks):
                     owner = str(record.metadata["artifact_id"]) if collection in ("artifact", "chunk") else record.record_id
                     self._put(collection, owner, [record])
                     count += 1
+            self._adopted()
             self.vectors_profile = profile_key
             return count
+
+    def _adopted(self) -> None:
+        """After an adoption: what the store's rows say that the index's copy may not."""
 
     @contextmanager
     def hold(self, key: str) -> Iterator[None]:

@@ -76,13 +76,19 @@ def upgrade(conn: Connection) -> None:
     index). A store made by this release does it over no memory."""
     if conn.execute(select(store_meta.c.value).where(store_meta.c.key == UPGRADED)).scalar() is not None:
         return
-    found = {m.id: interval_metadata(m) for m in _all(conn)}
+    found = restamp_all(conn)
     rows = [{"mid": mid, "s": values[START], "e": values[END]} for mid, values in found.items()]
     for start in range(0, len(rows), _BATCH):
         conn.execute(update(memories).where(memories.c.id == bindparam("mid"))
                      .values({START: bindparam("s"), END: bindparam("e")}), rows[start:start + _BATCH])
-    restamp(conn, found)
     put_meta(conn, UPGRADED, "1")
+
+
+def restamp_all(conn: Connection) -> dict[str, dict[str, float]]:
+    """Every memory's vectors carry the interval its row says (queued); each memory's interval."""
+    found = {m.id: interval_metadata(m) for m in _all(conn)}
+    restamp(conn, found)
+    return found
 
 
 def split_words(conn: Connection, lexical: LexicalBackend, rebuilt: bool) -> None:

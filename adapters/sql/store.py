@@ -23,7 +23,8 @@ from adapters.sql.tables import (  # noqa: F401 - the tables' home; artifacts an
     add_validity_columns, audit, memories, put_meta, store_meta, turns,
 )
 from adapters.sql.memory_validity import (
-    add_interval_columns, end_memory, search_both, split_words, upgrade as upgrade_intervals, word_index, word_rows,
+    add_interval_columns, end_memory, restamp_all, search_both, split_words, upgrade as upgrade_intervals, word_index,
+    word_rows,
 )
 from adapters.sql.vector_migrations import backfill_access, migrate_vector_tables
 from adapters.sql.vectors import SqlVectorOutbox, drop_vectors, put_vectors, queue
@@ -167,6 +168,10 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         put_vectors(conn, "memory", memory.id, vectors)
         queue(conn, ["memory"], memory.id)
         self._append(conn, entry)
+
+    def _adopted(self, conn: Connection) -> None:
+        # Memories' intervals as their rows say: the adopted vectors may have been written before a supersession.
+        restamp_all(conn)
 
     def supersede_memory(self, memory: Memory, entry: AuditEntry, vectors: Sequence[VectorRecord] = ()) -> str | None:
         with self._write() as conn:

@@ -240,8 +240,12 @@ class SqlVectorOutbox(VectorOutbox, KeyLocks):
                         for r in records])
                     count += len(records)
                 conn.execute(delete(vectors).where(vectors.c.collection.startswith("~")))
+                self._adopted(conn)
             put_meta(conn, "vectors_profile", profile_key)
         return count
+
+    def _adopted(self, conn: Connection) -> None:
+        """In the adoption's transaction, after it: what the store's rows say that the index's copy may not."""
 
     @contextmanager
     def hold(self, key: str) -> Iterator[None]:

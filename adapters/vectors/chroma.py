@@ -8,13 +8,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 from loguru import logger
 
 from domain.errors import StorageError
 from domain.ids import artifact_of, record_of
 from domain.model import EmbeddingProfile, Vector, VectorMatch, VectorRecord
 from domain.ports import Filter, VectorIndex
-from adapters.vectors.chroma_filters import metadatas_of, where_of
+from adapters.vectors.chroma_filters import METADATA_REWRITTEN, metadatas_of, where_of
 from adapters.vectors.open_files import raise_open_files_limit
 from domain.upkeep.vector_sync import owner_field
 
@@ -51,9 +52,7 @@ class ChromaVectorIndex(VectorIndex):
             return
         for start in range(0, len(records), _UPSERT_PAGE):
             page = records[start:start + _UPSERT_PAGE]
-            self._on(collection, lambda col: col.upsert(
-                ids=[r.id for r in page], embeddings=[r.vector for r in page],
-                metadatas=metadatas_of(collection, page)), "store vectors")
+            self._on(collection, lambda col: _put(col, collection, page), "store vectors")
 
     def query(self, collection: str, vector: Vector, limit: int, where: Filter | None = None) -> list[VectorMatch]:
         answer = self._on(collection, lambda col: col.query(
@@ -277,6 +276,26 @@ _DAMAGED = ("hnsw segment reader", "hnsw segment writer", "Error loading hnsw in
 
 class _Damaged(StorageError):
     """The collection's HNSW files cannot be read."""
+
+
+def _put(col: Any, collection: str, page: Sequence[VectorRecord]) -> None:
+    """Upsert a page; in a collection whose vectors' metadata change after they are written (a memory's
+    interval ends when it is superseded), a vector stored already with the same embedding gets its metadata
+    only: upserting it again into Chroma 1.5.9's HNSW loses other live records from query() (chroma#7758:
+    3 of 5 stores of 4 memories superseded 160 times each lost one for good; none of 5 with this)."""
+    kept: set[str] = set()
+    if collection in METADATA_REWRITTEN:
+        known = col.get(ids=[r.id for r in page], include=["embeddings"])
+        given = {r.id: r.vector for r in page}
+        kept = {i for i, e in zip(known["ids"], known["embeddings"], strict=True)
+                if np.array_equal(np.asarray(e, dtype=np.float32), np.asarray(given[i], dtype=np.float32))}
+    if kept:
+        same = [r for r in page if r.id in kept]
+        col.update(ids=[r.id for r in same], metadatas=metadatas_of(collection, same))
+    rest = [r for r in page if r.id not in kept]
+    if rest:
+        col.upsert(ids=[r.id for r in rest], embeddings=[r.vector for r in rest],
+                   metadatas=metadatas_of(collection, rest))
 
 
 def _drop(client: Any, name: str) -> None:

@@ -11,6 +11,11 @@ from domain.ports import Filter
 from domain.upkeep.vector_sync import filtered_fields
 
 
+# Collections whose vectors' metadata change after they are written: a memory's interval ends when it is
+# superseded (domain/memories/validity.py), and its vectors are synced again with the new end.
+METADATA_REWRITTEN = frozenset({"memory"})
+
+
 def metadatas_of(collection: str, records: Sequence[VectorRecord]) -> list[dict[str, Any] | None]:
     # Only what it is asked to filter on: 6 rows a chunk where it kept 12 (1.2 KB of 1.5 KB a chunk).
     return [clean(filtered_fields(collection, {**r.metadata, "record_id": r.record_id})) or None for r in records]

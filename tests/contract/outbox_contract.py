@@ -219,6 +219,30 @@ class OutboxContract:
         assert overlaps == [False] * 4
 
 
+    def test_adopted_memory_vectors_carry_the_intervals_their_rows_say(self, store) -> None:
+        """The new profile's index may have been written before a supersession (issue 41.2): the ended
+        version's adopted vectors say when it ended, as its row does, and go to the index again."""
+        import dataclasses
+
+        from domain.access.rules import NEVER
+        from domain.validation import epoch
+
+        store.add_memory(memory("mem_a"), entry("store"), [vec("mem_a", "v1", type="fact")])
+        newer = dataclasses.replace(memory("mem_b"), supersedes="mem_a", valid_from="2025-03-01T00:00:00Z")
+        assert store.supersede_memory(newer, entry("store"), [vec("mem_b", "v1", type="fact")]) is None
+        assert store.adopt_vectors("old", lambda: iter([])) is None
+        while store.oldest_queued() is not None:
+            with store.claim(100):
+                pass
+        indexed = [VectorRecord("mem_a::v1::0", "mem_a", [9.0, 0.0, 0.0, 0.0],
+                                {"type": "fact", "valid_from_epoch": 0.0, "valid_to_epoch": NEVER})]
+        assert store.adopt_vectors("new", lambda: iter([("memory", indexed)])) == 1
+        got = {r.id: r for r in store.stored_vectors("memory", "", 10)}
+        assert got["mem_a::v1::0"].metadata["valid_to_epoch"] == epoch("2025-03-01T00:00:00Z")
+        with store.claim(100) as items:
+            assert "mem_a" in {item.owner for item in items}
+
+
 def _progress(j, done: int):
     from dataclasses import replace
 

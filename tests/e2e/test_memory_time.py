@@ -1,10 +1,13 @@
 """Facts that change, over stdio with the official client: a preference changed three times is answered
 with its current value, its history reads all three in order, a search as of an earlier date answers what
-held then, and bad input is named without writing anything."""
+held then, and bad input is named without writing anything. Long histories do not push current memories
+out of search, a memory valid from a future time does not hold yet, and a version that would begin before
+the one it supersedes is refused (issue 41, items 2 and 6)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,3 +83,68 @@ def test_a_date_in_the_query_ranks_that_time_first(client: BlockingClient) -> No
     assert relative[0]["id"] == "kitchen_turn_1"  # "last March" read against the newest turn (May 2024)
     plain = call(client, "hybrid_search", query="What soup did Ana cook?", **asked)["results"]
     assert plain[0]["id"] != "kitchen_turn_1" and not any("when" in h["signals"] for h in plain)
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[BlockingClient]:
+    with blocking(stdio_session(tmp_path / "data", {})) as connected:
+        yield connected
+
+
+def test_current_memories_with_long_histories_are_found_in_every_mode(fresh: BlockingClient) -> None:
+    """4 chains of 160 versions: every search found none of the 4 current memories (their history filled
+    the indexes' answers before the rest was dropped); memory_list showed them."""
+    names = ("harbour", "orchard", "quarry", "mill")
+    versions: list[list[str]] = []
+    for version in range(161):
+        row = []
+        for chain, name in enumerate(names):
+            made = call(fresh, "memory_store", content=f"The {name} ledger balance is {version * 10 + chain} euros "
+                        f"after revision {version}.", type="fact", confidence=0.9,
+                        valid_from=_day(version),
+                        **({"supersedes": versions[-1][chain]} if versions else {}))
+            row.append(made["id"])
+        versions.append(row)
+    current = set(versions[-1])
+    listed = {h["id"] for h in call(fresh, "memory_list", limit=100)["results"]}
+    assert current <= listed
+    for mode in ("hybrid", "vector", "lexical"):
+        found = [h["id"] for h in call(fresh, "memory_search", query="ledger", limit=10, mode=mode)["results"]]
+        assert current <= set(found), (mode, found)
+        assert set(found) <= current, mode  # nothing that ended
+        then = {h["id"] for h in call(fresh, "memory_search", query="ledger balance", limit=10, mode=mode,
+                                      as_of="2020-02-20T12:00:00Z")["results"]}
+        assert then == set(versions[50]), mode  # as of then: version 50 of each chain (it began on day 50)
+
+
+def _day(n: int) -> str:
+    from datetime import datetime, timedelta, timezone
+
+    return (datetime(2020, 1, 1, tzinfo=timezone.utc) + timedelta(days=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_valid_time_is_checked(fresh: BlockingClient) -> None:
+    """A chain A (2020) <- B (2022) <- C (2021) left B ending before it began, and as of 2021-06 both A and C
+    held; a memory valid from 2030 was returned as current."""
+    a = call(fresh, "memory_store", content="The rent is 900 euros a month.", type="fact", confidence=0.9,
+             valid_from="2020-01-01")["id"]
+    b = call(fresh, "memory_store", content="The rent is 950 euros a month.", type="fact", confidence=0.9,
+             valid_from="2022-01-01", supersedes=a)["id"]
+    error = refused(fresh, "memory_store", content="The rent is 920 euros a month.", type="fact", confidence=0.9,
+                    valid_from="2021-01-01", supersedes=b)["error"]
+    assert error["field"] == "valid_from" and "2021-01-01" in error["message"] and "2022-01-01" in error["message"]
+    assert {h["id"] for h in call(fresh, "memory_list", limit=100)["results"]} == {a, b}  # nothing written
+    assert call(fresh, "memory_get", memory_id=b).get("superseded_by") is None
+    then = call(fresh, "memory_search", query="rent euros a month", as_of="2021-06-01")["results"]
+    assert [h["id"] for h in then] == [a]
+    assert [h["id"] for h in call(fresh, "memory_search", query="rent euros a month")["results"]] == [b]
+
+    planned = call(fresh, "memory_store", content="The studio moves to Lisbon.", type="project", confidence=0.8,
+                   valid_from="2030-01-01")["id"]
+    for mode in ("hybrid", "vector", "lexical"):
+        now = [h["id"] for h in call(fresh, "memory_search", query="studio moves Lisbon", mode=mode)["results"]]
+        assert planned not in now, mode
+        later = call(fresh, "memory_search", query="studio moves Lisbon", mode=mode, as_of="2030-06-01")["results"]
+        assert [h["id"] for h in later][:1] == [planned], mode
+    hybrid = call(fresh, "hybrid_search", query="studio moves Lisbon", include_memory=True, limit=10)["results"]
+    assert planned not in {h["id"] for h in hybrid}
