@@ -6,7 +6,7 @@ back together. ``lexical_docs`` maps each indexed record to an integer id, the F
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import Column, Index, Integer, String, Table, delete, insert, select
@@ -17,6 +17,7 @@ from domain.access.rules import ACL_PREFIX
 from domain.memories.validity import END, START
 from domain.model import LABEL_KEYS, TAG_PREFIX, TAGS, LexicalMatch
 from domain.ports import Filter
+from domain.search.lexical import LexicalStats, shared_idf
 
 # Memory versions with an end (superseded, or ended by an import) have an index of their own, so that a
 # long history does not weigh in how current memories rank by their words (BM25's document frequencies
@@ -195,26 +196,23 @@ class LexicalBackend:
             self.index(conn, collection, docs)
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
-               where: Filter | None, context_weight: float) -> list[LexicalMatch]:
+               where: Filter | None, context_weight: float, idf: Mapping[str, float]) -> list[LexicalMatch]:
+        """The best ``limit`` records holding the words, each word weighing its ``idf``."""
         raise NotImplementedError
 
-    def selective(self, conn: Connection, collection: str, words: Sequence[str]) -> dict[str, int]:
-        """The words to match, with the number of records holding each, rarest first.
+    def stats(self, conn: Connection, collection: str, words: Sequence[str],
+              tokens: Sequence[str] = ()) -> LexicalStats:
+        """The collection's records and, for each word and token, how many hold it (up to MATCH_BUDGET + 1)."""
+        raise NotImplementedError
 
-        The commonest words are left out until the records to score fit MATCH_BUDGET (they weigh
-        least in BM25); counting stops at what the budget needs.
-        """
-        counts = self._counts(conn, collection, words, MATCH_BUDGET + 1)
-        kept: dict[str, int] = {}
-        spent = 0
-        for word, count in sorted(counts.items(), key=lambda item: item[1]):
-            if count == 0:
-                continue
-            if spent + count > MATCH_BUDGET:
-                break
-            kept[word] = count
-            spent += count
-        return kept
+    def own_idf(self, conn: Connection, collection: str, terms: Sequence[str], exact: bool = False) -> dict[str, float]:
+        """Each word's (or exact token's) idf in this collection alone: for a search given none."""
+        stats = self.stats(conn, collection, () if exact else terms, terms if exact else ())
+        return shared_idf([stats], terms, exact)
+
+    def selective(self, conn: Connection, collection: str, words: Sequence[str]) -> dict[str, int]:
+        """The words to match, with the number of records holding each, rarest first (``budgeted``)."""
+        return budgeted(self._counts(conn, collection, words, MATCH_BUDGET + 1))
 
     def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int) -> dict[str, int]:
         """For each word, the records holding it, counting no further than ``cap``."""
@@ -225,7 +223,8 @@ class LexicalBackend:
         raise NotImplementedError
 
     def exact(self, conn: Connection, collection: str, tokens: Sequence[str], limit: int,
-              where: Filter | None) -> list[LexicalMatch]:
+              where: Filter | None, idf: Mapping[str, float]) -> list[LexicalMatch]:
+        """The best ``limit`` records holding the tokens verbatim, each token weighing its ``idf``."""
         raise NotImplementedError
 
     def _add(self, conn: Connection, collection: str, rows: list[tuple[int, Doc]]) -> None:
@@ -236,3 +235,18 @@ class LexicalBackend:
 
     def _clear(self, conn: Connection) -> None:
         raise NotImplementedError
+
+
+def budgeted(counts: Mapping[str, int]) -> dict[str, int]:
+    """The words to match (of their counts of holders), rarest first, until the records to score would
+    pass MATCH_BUDGET: the commonest words (they weigh least in BM25) are left out."""
+    kept: dict[str, int] = {}
+    spent = 0
+    for word, count in sorted(counts.items(), key=lambda item: item[1]):
+        if count == 0:
+            continue
+        if spent + count > MATCH_BUDGET:
+            break
+        kept[word] = count
+        spent += count
+    return kept

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from adapters.memory.basics import InMemoryMetadataStore
 from adapters.lexical.context import turn_contexts
 from domain.access.privacy import audience
-from adapters.memory.lexical import bm25, bm25_with_context, filtered, substrings
+from adapters.memory.lexical import bm25, bm25_with_context, filtered, holders, substrings
 from domain.errors import StorageError
 from dataclasses import replace
 
@@ -18,6 +18,7 @@ from domain.memories.validity import END, ended, interval_metadata
 from domain.model import (Artifact, ArtifactChunk, AuditEntry, IngestJob, LexicalMatch, VectorRecord,
                           label_fields)
 from domain.ports import ArtifactStore, Filter, LexicalIndex
+from domain.search.lexical import LexicalStats, shared_idf
 from domain.validation import epoch
 
 
@@ -164,20 +165,41 @@ class InMemoryArtifactStore(InMemoryMetadataStore, ArtifactStore):
 class InMemoryLexicalStore(InMemoryArtifactStore, LexicalIndex):
     """The fake store searched by words: BM25 and substring matching over its current records."""
 
+    def lexical_stats(self, collection: str, words: Sequence[str], tokens: Sequence[str] = ()) -> LexicalStats:
+        docs = self._docs(collection, None)
+        texts = [body.lower() for body, _ in docs.values()]
+        return LexicalStats(len(docs), holders(docs, words),
+                            {t: sum(1 for text in texts if t.lower() in text) for t in tokens})
+
     def lexical_search(self, collection: str, words: Sequence[str], limit: int,
-                       where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
+                       where: Filter | None = None, context_weight: float = 0.35,
+                       idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
+        weights = self._idf(collection, words, (), idf)
         if collection != "history":
-            return bm25(filtered(self._records(collection, where), where), words, limit)
-        contexts: dict[str, str] = {}
-        for conversation in {t.conversation_id for t in self.turns.values()}:
-            contexts.update(turn_contexts([(t.id, t.turn_index, t.content, audience(t)) for t in self.turns.values()
-                                           if t.conversation_id == conversation]))
-        docs = {k: (text, contexts.get(k, "")) for k, text in filtered(self._records(collection), where).items()}
-        return bm25_with_context(docs, words, limit, context_weight)
+            return bm25(filtered(self._records(collection, where), where), words, limit, weights)
+        return bm25_with_context(self._docs(collection, where), words, limit, context_weight, weights)
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
-                     where: Filter | None = None) -> list[LexicalMatch]:
-        return substrings(filtered(self._records(collection, where), where), tokens, limit)
+                     where: Filter | None = None, idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
+        weights = self._idf(collection, (), tokens, idf)
+        return substrings(filtered(self._records(collection, where), where), tokens, limit, weights)
+
+    def _idf(self, collection: str, words: Sequence[str], tokens: Sequence[str],
+             idf: Mapping[str, float] | None) -> Mapping[str, float]:
+        """The idf given, else each term's among the collection's current records (as the SQL stores count)."""
+        if idf is not None:
+            return idf
+        stats = self.lexical_stats(collection, words, tokens)
+        return {**shared_idf([stats], words), **shared_idf([stats], tokens, exact=True)}
+
+    def _docs(self, collection: str, where: Filter | None) -> dict[str, tuple[str, str]]:
+        """id -> (own text, context) of the records passing ``where`` (a turn's context: its neighbours')."""
+        contexts: dict[str, str] = {}
+        if collection == "history":
+            for conversation in {t.conversation_id for t in self.turns.values()}:
+                contexts.update(turn_contexts([(t.id, t.turn_index, t.content, audience(t))
+                                               for t in self.turns.values() if t.conversation_id == conversation]))
+        return {k: (text, contexts.get(k, "")) for k, text in filtered(self._records(collection, where), where).items()}
 
     def _records(self, collection: str, where: Filter | None = None) -> list[tuple[str, str, dict[str, Any]]]:
         if collection == "memory":  # versions with an end only to a search that asks for a time (as SQL)

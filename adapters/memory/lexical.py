@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from adapters.vectors.similarity import matches
 from domain.model import LexicalMatch
-from domain.search.lexical import bm25_term
+from domain.search.lexical import bm25_term, idf as lucene_idf
 from domain.ports import Filter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -28,39 +28,70 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower())]
 
 
-def bm25(docs: dict[str, str], words: Sequence[str], limit: int, k1: float = 1.2, b: float = 0.75
-         ) -> list[LexicalMatch]:
+def bm25(docs: dict[str, str], words: Sequence[str], limit: int, idf: Mapping[str, float] | None = None,
+         k1: float = 1.2, b: float = 0.75) -> list[LexicalMatch]:
+    """Okapi BM25, each word weighing its ``idf`` (without one: its Lucene idf among ``docs``)."""
     bags = {key: Counter(terms(text)) for key, text in docs.items()}
     if not bags:
         return []
     average = sum(sum(bag.values()) for bag in bags.values()) / len(bags) or 1.0
-    wanted = list(dict.fromkeys(stem(w.lower()) for w in words))
-    frequency = {w: sum(1 for bag in bags.values() if w in bag) for w in wanted}
+    weights = _weights(bags.values(), words, idf)
     scored: list[LexicalMatch] = []
     for key, bag in bags.items():
         length = sum(bag.values())
-        score = 0.0
-        for word in wanted:
-            if tf := bag.get(word, 0):
-                score += bm25_term(tf, length, average, frequency[word], len(bags), k1, b)
+        score = sum(bm25_term(tf, length, average, weight, k1, b)
+                    for word, weight in weights.items() if (tf := bag.get(word, 0)))
         if score > 0:
             scored.append(LexicalMatch(key, score))
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
 
 
+def _weights(bags: Iterable[Counter[str]], words: Sequence[str], idf: Mapping[str, float] | None) -> dict[str, float]:
+    """Each stemmed query word's weight: its given idf, else its Lucene idf among the bags."""
+    listed = list(bags)
+    weights: dict[str, float] = {}
+    for word in words:
+        key = stem(word.lower())
+        if key not in weights:
+            weights[key] = idf[word] if idf is not None and word in idf else \
+                lucene_idf(len(listed), sum(1 for bag in listed if key in bag))
+    return weights
+
+
 def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], limit: int,
-                      context_weight: float) -> list[LexicalMatch]:
-    """BM25 of a record's own text plus ``context_weight`` times BM25 of its context."""
-    own = {m.record_id: m.score for m in bm25({k: body for k, (body, _) in docs.items()}, words, len(docs))}
-    around = {m.record_id: m.score for m in bm25({k: ctx for k, (_, ctx) in docs.items()}, words, len(docs))}
+                      context_weight: float, idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
+    """BM25 of a record's own text plus ``context_weight`` times BM25 of its context, each word weighing its
+    ``idf`` (without one: its Lucene idf among the records holding it in either)."""
+    if idf is None:
+        held = holders(docs, words)
+        idf = {w: lucene_idf(len(docs), n) for w, n in held.items()}
+    own = {m.record_id: m.score for m in bm25({k: body for k, (body, _) in docs.items()}, words, len(docs), idf)}
+    around = {m.record_id: m.score for m in bm25({k: ctx for k, (_, ctx) in docs.items()}, words, len(docs), idf)}
     scored = [LexicalMatch(k, own.get(k, 0.0) + context_weight * around.get(k, 0.0)) for k in set(own) | set(around)]
     scored = [m for m in scored if m.score > 0]
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
 
 
-def substrings(docs: dict[str, str], tokens: Sequence[str], limit: int) -> list[LexicalMatch]:
-    usable = [t.lower() for t in tokens if len(t) >= 3]
-    scored = [LexicalMatch(key, float(sum(text.lower().count(t) for t in usable))) for key, text in docs.items()]
+def holders(docs: dict[str, tuple[str, str]], words: Sequence[str]) -> dict[str, int]:
+    """For each word, the records holding it (stemmed) in their own text or their context."""
+    bags = [set(terms(body)) | set(terms(context)) for body, context in docs.values()]
+    return {w: sum(1 for bag in bags if stem(w.lower()) in bag) for w in words}
+
+
+def substrings(docs: dict[str, str], tokens: Sequence[str], limit: int,
+               idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
+    """BM25 of the tokens' verbatim (case-folded) occurrences, each token weighing its ``idf`` (without one:
+    its Lucene idf among ``docs``); a record's length in words."""
+    usable = list(dict.fromkeys(t for t in tokens if len(t) >= 3))
+    folded = {key: text.lower() for key, text in docs.items()}
+    if not usable or not folded:
+        return []
+    lengths = {key: len(terms(text)) for key, text in folded.items()}
+    average = sum(lengths.values()) / len(lengths) or 1.0
+    weights = {t: idf[t] if idf is not None and t in idf else
+               lucene_idf(len(folded), sum(1 for text in folded.values() if t.lower() in text)) for t in usable}
+    scored = [LexicalMatch(key, sum(bm25_term(text.count(t.lower()), lengths[key], average, weights[t])
+                                    for t in usable if t.lower() in text)) for key, text in folded.items()]
     return sorted((m for m in scored if m.score > 0), key=lambda m: (-m.score, m.record_id))[:limit]
 
 

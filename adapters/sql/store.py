@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -32,6 +32,7 @@ from domain.errors import StorageError
 from domain.memories.validity import interval_metadata
 from domain.model import AuditEntry, EmbeddingProfile, LexicalMatch, Memory, VectorRecord
 from domain.ports import AuditLog, Filter, LexicalIndex, MetadataStore
+from domain.search.lexical import LexicalStats
 from domain.validation import epoch
 
 T = TypeVar("T")
@@ -113,20 +114,26 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
         yield from word_rows(conn)
         yield from turn_docs(conn)
 
-    def lexical_search(self, collection: str, words: Sequence[str], limit: int,
-                       where: Filter | None = None, context_weight: float = 0.35) -> list[LexicalMatch]:
+    def lexical_stats(self, collection: str, words: Sequence[str], tokens: Sequence[str] = ()) -> LexicalStats:
         with self._read() as conn:
-            if collection != "memory":
-                return self._lexical.search(conn, collection, words, limit, where, context_weight)
-            return search_both(lambda c: self._lexical.search(conn, c, words, limit, where, context_weight), limit,
-                               where)
+            return self._lexical.stats(conn, collection, words, tokens)  # memories: the live index
 
-    def exact_search(self, collection: str, tokens: Sequence[str], limit: int,
-                     where: Filter | None = None) -> list[LexicalMatch]:
+    def lexical_search(self, collection: str, words: Sequence[str], limit: int, where: Filter | None = None,
+                       context_weight: float = 0.35, idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
         with self._read() as conn:
+            idf = self._lexical.own_idf(conn, collection, words) if idf is None else idf
             if collection != "memory":
-                return self._lexical.exact(conn, collection, tokens, limit, where)
-            return search_both(lambda c: self._lexical.exact(conn, c, tokens, limit, where), limit, where)
+                return self._lexical.search(conn, collection, words, limit, where, context_weight, idf)
+            return search_both(lambda c: self._lexical.search(conn, c, words, limit, where, context_weight, idf),
+                               limit, where)
+
+    def exact_search(self, collection: str, tokens: Sequence[str], limit: int, where: Filter | None = None,
+                     idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
+        with self._read() as conn:
+            idf = self._lexical.own_idf(conn, collection, tokens, exact=True) if idf is None else idf
+            if collection != "memory":
+                return self._lexical.exact(conn, collection, tokens, limit, where, idf)
+            return search_both(lambda c: self._lexical.exact(conn, c, tokens, limit, where, idf), limit, where)
 
     def close(self) -> None:
         self._engine.dispose()

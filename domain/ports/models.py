@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from domain.model import (
     EmbeddingProfile, LexicalMatch, Vector, VectorMatch, VectorRecord,
 )
 from domain.ports.filters import Filter
+from domain.search.lexical import LexicalStats
 
 
 @runtime_checkable
@@ -115,18 +116,29 @@ class LexicalIndex(Protocol):
     ``where`` (the vector index's filter format) is applied inside the query, before ``limit``.
     """
 
+    def lexical_stats(self, collection: str, words: Sequence[str], tokens: Sequence[str] = ()) -> LexicalStats:
+        """The records of the collection's word index (current ones: a memory's ended versions are not
+        counted) and, for each word and each exact token, how many of them hold it, as ``lexical_search``
+        and ``exact_search`` match it (a word also in a turn's neighbours' words). A count may stop at a
+        bound past a few thousand (a term that common weighs little either way). One cheap query."""
+        ...
+
     def lexical_search(
         self, collection: str, words: Sequence[str], limit: int, where: Filter | None = None,
-        context_weight: float = 0.35,
+        context_weight: float = 0.35, idf: Mapping[str, float] | None = None,
     ) -> list[LexicalMatch]:
         """Records matching any of the words (stemmed by the backend), best BM25-style score first.
 
-        A history turn's neighbours' words count ``context_weight`` of its own (0: not at all).
+        A history turn's neighbours' words count ``context_weight`` of its own (0: not at all). Each
+        word weighs its ``idf`` (``domain.search.lexical.idf`` over all the collections a search asks, so
+        that their scores compare); without one, its idf in this collection alone.
         """
         ...
 
     def exact_search(
-        self, collection: str, tokens: Sequence[str], limit: int, where: Filter | None = None
+        self, collection: str, tokens: Sequence[str], limit: int, where: Filter | None = None,
+        idf: Mapping[str, float] | None = None,
     ) -> list[LexicalMatch]:
-        """Records containing any of the tokens verbatim (case-insensitive substrings), best first."""
+        """Records containing any of the tokens verbatim (case-insensitive substrings), best first: by
+        how often, each token weighed by its ``idf`` as in ``lexical_search``."""
         ...

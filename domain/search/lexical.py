@@ -1,14 +1,16 @@
 """Query analysis for the lexical signals: the words worth matching, and code-like exact tokens.
 
 Backends stem and rank; this module only decides which terms a query asks for, the same way for
-every backend, so SQLite and PostgreSQL rank the same words.
+every backend, so SQLite and PostgreSQL rank the same words, and how much each weighs: one idf over
+every collection a search asks (``shared_idf``), so that word scores compare across collections.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 MAX_TERMS = 32
 MAX_EXACT = 8
@@ -68,10 +70,42 @@ def exact_tokens(query: str) -> tuple[str, ...]:
     return tuple(found[:MAX_EXACT])
 
 
-def bm25_term(tf: float, length: float, average: float, holders: int, total: int,
-              k1: float = 1.2, b: float = 0.75) -> float:
-    """One term's Okapi BM25 weight in one record, as FTS5's bm25() computes it: ``tf`` occurrences
-    in a record of ``length`` tokens (``average`` across the index), ``holders`` of ``total`` records
-    holding the term (its idf floored at 1e-6, so a term in most records still counts a little)."""
-    idf = max(math.log((total - holders + 0.5) / (holders + 0.5)), 1e-6)
-    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / (average or 1.0)))
+@dataclass(frozen=True, slots=True)
+class LexicalStats:
+    """What one collection's word index holds of a query's terms: its records, and how many of them
+    hold each word (as a word search matches it) and each exact token (as an exact search finds it)."""
+
+    records: int
+    words: Mapping[str, int]
+    tokens: Mapping[str, int] = field(default_factory=dict)
+
+
+def idf(records: int, holders: int) -> float:
+    """Lucene's BM25 idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``: the rarer the term the more it weighs,
+    and never zero or negative (FTS5's ``log((N - n + 0.5) / (n + 0.5))`` is, for a term in half the
+    records: in a store of two, a word held by one of them weighed nothing)."""
+    held = min(max(holders, 0), max(records, 0))
+    return math.log(1.0 + (max(records, 0) - held + 0.5) / (held + 0.5))
+
+
+def shared_idf(stats: Iterable[LexicalStats], terms: Sequence[str], exact: bool = False) -> dict[str, float]:
+    """One idf per term over every collection a search asks (N and n summed over them): a word's score
+    is then on one scale in memories, turns and document chunks, so their matches rank together."""
+    records, held = 0, dict.fromkeys(terms, 0)
+    for one in stats:
+        records += one.records
+        counts = one.tokens if exact else one.words
+        for term in held:
+            held[term] += counts.get(term, 0)
+    return {term: idf(records, n) for term, n in held.items()}
+
+
+def saturated(tf: float, length: float, average: float, k1: float = 1.2, b: float = 0.75) -> float:
+    """BM25's term-frequency part: ``tf`` occurrences in a record of ``length`` tokens (``average``
+    across its collection: each collection normalises lengths by its own)."""
+    return tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / (average or 1.0)))
+
+
+def bm25_term(tf: float, length: float, average: float, weight: float, k1: float = 1.2, b: float = 0.75) -> float:
+    """One term's Okapi BM25 score in one record: its ``weight`` (an ``idf``) times its saturated term frequency."""
+    return weight * saturated(tf, length, average, k1, b)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +12,7 @@ from domain.access.principal import LOCAL_USER
 from domain.access.rules import access_fields, visible
 from domain.memories.validity import holds, validity
 from domain.search.fusion import best_per_record
+from domain.search.lexical import LexicalStats
 from domain.ids import artifact_of, version_of
 from domain.model import (
     Artifact, ArtifactChunk, EmbeddingProfile, Hit, LexicalMatch, Memory, RequestContext, Turn, Vector, VectorMatch,
@@ -58,16 +59,21 @@ class Ranker:
             raw = sorted([*fresh, *queued], key=lambda m: -m.score)[:fetch]
         return raw, len(raw) >= fetch
 
+    def stats(self, collection: str, words: Sequence[str], tokens: Sequence[str]) -> LexicalStats:
+        """How many records the collection's word index holds, and how many hold each word and token."""
+        return self.lexical.lexical_stats(collection, words, tokens)
+
     def worded(self, collection: str, words: Sequence[str], fetch: int, where: Filter,
-               context_weight: float = 0.35) -> tuple[list[LexicalMatch], bool]:
-        """By BM25 over the words (the lexical index holds only current records)."""
-        raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight)
+               context_weight: float = 0.35, idf: Mapping[str, float] | None = None
+               ) -> tuple[list[LexicalMatch], bool]:
+        """By BM25 over the words, each weighing its ``idf`` (the lexical index holds only current records)."""
+        raw = self.lexical.lexical_search(collection, words, fetch, where or None, context_weight, idf)
         return raw, len(raw) >= fetch
 
-    def exact(self, collection: str, tokens: Sequence[str], fetch: int,
-              where: Filter) -> tuple[list[LexicalMatch], bool]:
-        """By verbatim occurrences of code-like tokens."""
-        raw = self.lexical.exact_search(collection, tokens, fetch, where or None)
+    def exact(self, collection: str, tokens: Sequence[str], fetch: int, where: Filter,
+              idf: Mapping[str, float] | None = None) -> tuple[list[LexicalMatch], bool]:
+        """By verbatim occurrences of code-like tokens, each weighing its ``idf``."""
+        raw = self.lexical.exact_search(collection, tokens, fetch, where or None, idf)
         return raw, len(raw) >= fetch
 
     def hydrate(self, collection: str, found: Sequence[VectorMatch | LexicalMatch], context: RequestContext,

@@ -10,7 +10,7 @@ from domain.access.principal import Identity
 from domain.access.rules import restrict
 from domain.memories.validity import holding
 
-from domain.search.lexical import LexicalQuery, analyse
+from domain.search.lexical import LexicalQuery, analyse, shared_idf
 from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
 from domain.ports import Embedder, Filter
 from domain.search.fusion import weighted_rrf
@@ -29,9 +29,9 @@ SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HIST
          ENTITIES: "entities"}
 
 
-# BM25 gives a word held by more than half the records (nearly) no weight: a record matching only
-# such words scores ~1e-6. Ranked beside vector matches, it would still take a rank (and RRF
-# credit) it has no evidence for.
+# A word held by (nearly) every record searched weighs ~0.5/N (Lucene's idf): a record matching only
+# such words scores about that. Ranked beside vector matches, it would still take a rank (and RRF
+# credit) it has no evidence for. (A word held by one record of two weighs 0.69, of one, 0.29.)
 MIN_LEXICAL_EVIDENCE = 1e-3
 
 
@@ -96,6 +96,11 @@ class Retriever:
         vector = self.embedder.embed_query(query) if vectors else None
         if vectors:
             self.catch_up()
+        # One idf per word (and per exact token) over every collection searched: a word's score is on one
+        # scale in memories, turns and chunks, so each signal may rank their matches together (_best).
+        stats = [self.ranker.stats(c, terms.words, terms.exact) for c in wheres] \
+            if {"lexical", "when", "exact"} & set(weights) else []
+        idf = {"words": shared_idf(stats, terms.words), "tokens": shared_idf(stats, terms.exact, exact=True)}
         fused: list[Hit] = []
         depths: dict[str, int] = {}
         read: Records = {}  # the records this search has read: each once, whatever signal or round finds it
@@ -106,7 +111,6 @@ class Retriever:
             depths = {s: max(fetch, self.config.top_k(s)) for s in weights}
             more = False
             ranked: dict[str, list[Hit]] = {}
-            worded: set[str] = set()
             for signal in list(weights):
                 depth = max(fetch, self.config.top_k(signal))
                 if signal == "when" and spans is None:
@@ -118,26 +122,22 @@ class Retriever:
                 for collection, where in wheres.items():
                     if signal == "when":
                         got, full = self.ranker.worded(collection, terms.words, depth, within(where, spans or []),
-                                                       chosen.context)
+                                                       chosen.context, idf["words"])
                     elif signal == "symbol":
                         got, full = self.symbols.matches(collection, named.get(collection, []), where, depth), False  # type: ignore[union-attr]
                     elif signal == "graph":
                         got, full = self.graph.matches(collection, linked.get(collection, []), where, depth), False  # type: ignore[union-attr]
                     else:
                         got, full = self._found(signal, collection, terms, vector, depth, where, chosen,
-                                                index_wheres[collection])
-                    if signal == "lexical" and not any(m.score >= MIN_LEXICAL_EVIDENCE for m in got):
-                        # BM25 cannot tell these records apart (a store of one or two): sharing a
-                        # content word with the query is then the evidence, not held to the floor.
-                        worded |= {m.record_id for m in got}
-                    if signal == "lexical" and vectors:  # no rank (BM25 gives these words no weight)
+                                                index_wheres[collection], idf)
+                    if signal == "lexical" and vectors:  # no rank for words (nearly) every record holds
                         got = [m for m in got if m.score >= MIN_LEXICAL_EVIDENCE]
                     if signal in VECTOR_SIGNALS and got and min(m.score for m in got) < self.config.min_similarity:
                         full = False  # every vector deeper scores below the floor, so does any record found there
                     found[collection] = list(got)
                     more = more or full
                 ranked[signal] = self._best(found, depth, context, read)
-            floor = below_floor(ranked, self.config.min_similarity) - worded
+            floor = below_floor(ranked, self.config.min_similarity)
             kept = [h for h in fuse_signals(ranked, weights, chosen.k) if h.id not in floor]
             fused = best_per_artifact(kept, cap)
             distinct = len({h.fields.get("artifact_id") or h.id for h in kept})
@@ -148,12 +148,13 @@ class Retriever:
 
 
     def _found(self, signal: str, collection: str, terms: LexicalQuery, vector: Vector | None, depth: int,
-               where: Filter, profile: Weights, index_where: Filter | None = None
+               where: Filter, profile: Weights, index_where: Filter | None = None,
+               idf: Mapping[str, Mapping[str, float]] | None = None
                ) -> tuple[Sequence[VectorMatch | LexicalMatch], bool]:
         if signal == "lexical":
-            return self.ranker.worded(collection, terms.words, depth, where, profile.context)
+            return self.ranker.worded(collection, terms.words, depth, where, profile.context, (idf or {}).get("words"))
         if signal == "exact":
-            return self.ranker.exact(collection, terms.exact, depth, where)
+            return self.ranker.exact(collection, terms.exact, depth, where, (idf or {}).get("tokens"))
         if signal == "contextual" and collection != HISTORY:
             return [], False
         index = CONTEXT_COLLECTION if signal == "contextual" else None
@@ -161,8 +162,9 @@ class Retriever:
 
     def _best(self, found: Mapping[str, list[VectorMatch | LexicalMatch]], depth: int, context: RequestContext,
               read: Records) -> list[Hit]:
-        """One signal's best ``depth`` hits across collections (cosine similarities of one model, and
-        BM25 scores, compare across them, where "first of its collection" would not).
+        """One signal's best ``depth`` hits across collections (cosine similarities of one model compare
+        across them, and so do word and exact-token scores: every collection weighs a term by the one
+        idf the search computed over all of them; "first of its collection" would not compare).
 
         Only as many records are read as that takes: a record's hit scores no better than its best
         match, so records are read best match first, and reading stops once ``depth`` hits score

@@ -250,3 +250,84 @@ class LexicalIndexContract:
         store.add_memory(memory("mem_b", "東京で寿司を食べた"), AUDIT)
         assert ids(store.lexical_search("memory", ["zürich"], 5)) == ["mem_a"]
         assert ids(store.exact_search("memory", ["Zürich"], 5)) == ["mem_a"]
+
+    # Word scores compare across collections (issue 43.1): given one idf over the collections a search
+    # asks, a record holding the query's rarest word outranks another collection's records holding only
+    # common words; and a word weighs more than nothing in a store of one or two records.
+
+    @staticmethod
+    def ops_talk(store) -> None:
+        """A big collection of common words: 40 turns about deploys and servers, and a small one of memories."""
+        for i in range(40):
+            store.put_turn(turn("ops", i, ["we deploy the server again", "the server is slow after the deploy",
+                                           "deploy finished", "server restarted"][i % 4]), AUDIT)
+        store.add_memory(memory("mem_heron", "The heronpond staging database runs the deploy_v2 build"), AUDIT)
+        store.add_memory(memory("mem_train", "The release train leaves on Thursday"), AUDIT)
+
+    def test_a_rare_word_in_a_small_collection_outranks_common_words_of_a_big_one(self, store) -> None:
+        from domain.search.lexical import shared_idf
+
+        self.ops_talk(store)
+        words = ["heronpond", "deploy", "server"]
+        stats = [store.lexical_stats(c, words) for c in ("memory", "history")]
+        assert [s.records for s in stats] == [2, 40]
+        assert stats[0].words["heronpond"] == 1 and stats[1].words["heronpond"] == 0
+        assert stats[1].words["deploy"] >= 30  # in a turn's own words or its neighbours'
+        idf = shared_idf(stats, words)
+        assert idf["heronpond"] > 2 * idf["deploy"] > 0
+        found = [*store.lexical_search("memory", words, 10, idf=idf), *store.lexical_search("history", words, 10, idf=idf)]
+        ranked = sorted(found, key=lambda m: -m.score)
+        assert ranked[0].record_id == "mem_heron" and ranked[0].score > 2 * ranked[1].score
+        # Each collection alone, as before: the memory weighs its words by two records (FTS5's idf gave
+        # heronpond nothing there), the turns by forty; their scores then do not compare.
+        alone = store.lexical_search("memory", words, 10)
+        assert ids(alone) == ["mem_heron"] and alone[0].score < found[0].score
+
+    def test_exact_tokens_weigh_one_idf_across_collections(self, store) -> None:
+        from domain.search.lexical import shared_idf
+
+        self.ops_talk(store)
+        for i in range(12):
+            store.put_turn(turn("builds", i, f"build {i} of deploy_v1 is green, deploy_v1 again"), AUDIT)
+        tokens = ["deploy_v2", "deploy_v1"]
+        stats = [store.lexical_stats(c, [], tokens) for c in ("memory", "history")]
+        assert stats[0].tokens["deploy_v2"] == 1 and stats[1].tokens["deploy_v1"] >= 12
+        idf = shared_idf(stats, tokens, exact=True)
+        found = [*store.exact_search("memory", tokens, 10, idf=idf), *store.exact_search("history", tokens, 10, idf=idf)]
+        assert max(found, key=lambda m: m.score).record_id == "mem_heron"
+
+    def test_the_idf_given_is_the_weight_of_each_word(self, store) -> None:
+        store.add_memory(memory("mem_a", "tea in Porto and more tea"), AUDIT)
+        store.add_memory(memory("mem_b", "coffee in Lisbon"), AUDIT)
+        store.add_memory(memory("mem_c", "tea and coffee"), AUDIT)
+        once = {m.record_id: m.score for m in store.lexical_search("memory", ["tea", "coffee"], 5, idf={"tea": 1.0,
+                                                                                                     "coffee": 1.0})}
+        tea_heavy = store.lexical_search("memory", ["tea", "coffee"], 5, idf={"tea": 4.0, "coffee": 1.0})
+        coffee_heavy = store.lexical_search("memory", ["tea", "coffee"], 5, idf={"tea": 1.0, "coffee": 4.0})
+        assert ids(tea_heavy).index("mem_a") < ids(tea_heavy).index("mem_b")
+        assert ids(coffee_heavy).index("mem_b") < ids(coffee_heavy).index("mem_a")
+        doubled = {m.record_id: m.score for m in store.lexical_search("memory", ["tea", "coffee"], 5,
+                                                                      idf={"tea": 2.0, "coffee": 2.0})}
+        assert doubled == pytest.approx({k: 2 * v for k, v in once.items()}, rel=1e-9)
+
+    def test_a_word_every_record_holds_weighs_the_idf_given(self, store) -> None:
+        """FTS5's own idf of such a word is its floor (1e-6): the idf given still weighs it whole."""
+        for i, text in enumerate(["ferry ferry ferry to the island", "ferry at noon", "the ferry"]):
+            store.add_memory(memory(f"mem_{i}", text), AUDIT)
+        found = {m.record_id: m.score for m in store.lexical_search("memory", ["ferry"], 5, idf={"ferry": 1.0})}
+        assert set(found) == {"mem_0", "mem_1", "mem_2"} and all(score > 1e-2 for score in found.values())
+        doubled = {m.record_id: m.score for m in store.lexical_search("memory", ["ferry"], 5, idf={"ferry": 2.0})}
+        assert doubled == pytest.approx({k: 2 * v for k, v in found.items()}, rel=1e-9)
+        assert all(m.score > 0 for m in store.lexical_search("memory", ["ferry"], 5))  # its own idf: Lucene's
+
+    @pytest.mark.parametrize("others", [[], ["The release train leaves on Thursday"]])
+    def test_a_store_of_one_or_two_records_scores_a_unique_word(self, store, others: list[str]) -> None:
+        from domain.search.retrieve import MIN_LEXICAL_EVIDENCE
+
+        store.add_memory(memory("mem_heron", "The heronpond staging database"), AUDIT)
+        for i, text in enumerate(others):
+            store.add_memory(memory(f"mem_{i}", text), AUDIT)
+        found = store.lexical_search("memory", ["heronpond"], 5)
+        assert ids(found) == ["mem_heron"] and found[0].score >= MIN_LEXICAL_EVIDENCE
+        stats = store.lexical_stats("memory", ["heronpond", "thursday"])
+        assert stats.records == 1 + len(others) and stats.words == {"heronpond": 1, "thursday": len(others)}
