@@ -36,6 +36,7 @@ def check_fused_score(r: dict[str, Any]) -> None:
     assert (r["similarity"] is not None) == ("semantic" in r["signals"]), r
 # What "searched" / "collections" call the two artifact collections, and the optional ones.
 WHOLE, CHUNKS, MEMORY, HISTORY = "artifacts", "artifact_chunks", "memory", "history"  # the spec's names
+ENTITIES = "entities"  # the graph tools' entities, searched with include_memory
 LOCAL_PROFILE = {"embedding_provider": "local", "embedding_model": "all-MiniLM-L6-v2", "embedding_dimensions": 384}
 SINGLE_PIECE_MAX_TOKENS = 200  # the local profile: artifacts of at most this many cl100k tokens stay whole
 CHUNK_TARGET_TOKENS = 200
@@ -794,7 +795,7 @@ async def check_hybrid_defaults_and_scores(client: Any, corpus: Corpus) -> None:
     widest = await hybrid(client, FAMILY_QUERY, limit=SEARCH_ALL, include_memory=True, include_history=True)
     for r in widest["results"]:
         check_fused_score(r)
-        assert len(widest["searched"]) <= 4
+        assert len(widest["searched"]) <= 5  # documents, chunks, memories, conversations, graph entities
 
 
 async def check_hybrid_memory_and_history(client: Any, corpus: Corpus) -> None:
@@ -810,7 +811,8 @@ async def check_hybrid_memory_and_history(client: Any, corpus: Corpus) -> None:
     assert plain["searched"] == [WHOLE, CHUNKS]
     assert {r["type"] for r in plain["results"]} <= {"artifact", "chunk"}, "memory and history are opt-in"
     with_memory = await hybrid(client, FAMILY_QUERY, limit=10, include_memory=True)
-    assert with_memory["searched"] == [WHOLE, CHUNKS, MEMORY], with_memory["searched"]
+    # include_memory brings the caller's graph entities too (the graph tools' own records)
+    assert with_memory["searched"] == [WHOLE, CHUNKS, MEMORY, ENTITIES], with_memory["searched"]
     mine = [r for r in with_memory["results"] if r["id"] == memory["id"]]
     assert mine and mine[0]["type"] == "memory" and mine[0]["collections"] == [MEMORY], with_memory
     assert not [r for r in with_memory["results"] if r["type"] == "history"]
@@ -821,7 +823,7 @@ async def check_hybrid_memory_and_history(client: Any, corpus: Corpus) -> None:
     assert turns[0]["snippet"] == "How is the harbour lighthouse renovation going?"  # short: shown whole
     assert not [r for r in with_history["results"] if r["type"] == "memory"]
     both = await hybrid(client, FAMILY_QUERY, limit=10, include_memory=True, include_history=True)
-    assert both["searched"] == [WHOLE, CHUNKS, MEMORY, HISTORY]
+    assert both["searched"] == [WHOLE, CHUNKS, MEMORY, ENTITIES, HISTORY], both["searched"]
     assert {memory["id"], turn_id} <= set(result_ids(both))
     assert {"artifact", "chunk"} & {r["type"] for r in both["results"]}
 
