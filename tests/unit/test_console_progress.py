@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from entrypoints.console.progress import PLAIN_EVERY, Progress
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The status line is cut to the terminal's width: these tests read it whole, whatever runs them."""
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 class Terminal(io.StringIO):
