@@ -54,6 +54,7 @@ class PostgresFullText(LexicalBackend):
 
     def search(self, conn: Connection, collection: str, words: Sequence[str], limit: int,
                where: Filter | None, context_weight: float, idf: Mapping[str, float]) -> list[LexicalMatch]:
+        words = [w for w in words if w in idf]  # a word the search gives no weight is not matched
         if not words:
             return []
         kept = self.selective(conn, collection, words)
@@ -93,10 +94,10 @@ class PostgresFullText(LexicalBackend):
 
     def stats(self, conn: Connection, collection: str, words: Sequence[str],
               tokens: Sequence[str] = ()) -> LexicalStats:
-        """One statement: the collection's entries, each word's holders through the GIN index (its own or a
-        turn's neighbours' words, as a search matches), each token's through the trigram index."""
-        held = [f"(SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c AND tsv @@ "
-                f"plainto_tsquery('{CONFIG}', :w{i}) LIMIT :cap) AS w{i})" for i in range(len(words))]
+        """One statement: the collection's entries, each word's holders through the GIN index (in their own
+        words: weight A), each token's through the trigram index."""
+        held = [f"(SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c AND "
+                f"{self._query(f':w{i}', 0)} LIMIT :cap) AS w{i})" for i in range(len(words))]
         held += [f"(SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c AND lower(body) LIKE :x{i} "
                  f"ESCAPE '\\' LIMIT :cap) AS x{i})" for i in range(len(tokens))]
         row = conn.execute(text("SELECT (SELECT count(*) FROM lexical_docs WHERE collection = :c)"

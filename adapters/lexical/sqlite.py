@@ -99,6 +99,7 @@ class SqliteFts5(LexicalBackend):
                where: Filter | None, context_weight: float, idf: Mapping[str, float]) -> list[LexicalMatch]:
         """FTS5 shortlists the best matches by its own BM25 (its idf: this table's); the shortlist is
         ranked again with the ``idf`` given (``_rescored``) before it is joined and filtered."""
+        words = [w for w in words if w in idf]  # a word the search gives no weight is not matched
         if not words:
             return []
         table, weights = f"fts_{collection}", f"1.0, {max(0.0, float(context_weight))}"
@@ -162,8 +163,9 @@ class SqliteFts5(LexicalBackend):
 
     def stats(self, conn: Connection, collection: str, words: Sequence[str],
               tokens: Sequence[str] = ()) -> LexicalStats:
-        """FTS5's count of records, and each word's and token's holders (as phrases, in any column)."""
-        counts = self._counts(conn, collection, list(dict.fromkeys([*words, *tokens])), fts.MATCH_BUDGET + 1)
+        """FTS5's count of records, and each word's and token's holders (as phrases, in their own text)."""
+        counts = self._counts(conn, collection, list(dict.fromkeys([*words, *tokens])), fts.MATCH_BUDGET + 1,
+                              "body : ")
         return LexicalStats(_averages(conn, f"fts_{collection}")[0], {w: counts[w] for w in words},
                             {t: counts[t] for t in tokens})
 
@@ -197,14 +199,16 @@ class SqliteFts5(LexicalBackend):
             scored.append(LexicalMatch(record_id, score))
         return sorted(scored, key=lambda m: -m.score)[:limit]
 
-    def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int) -> dict[str, int]:
-        """Every word's count in one statement (a round trip per word cost more than the counting)."""
+    def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int,
+                column: str = "") -> dict[str, int]:
+        """Every word's count in one statement (a round trip per word cost more than the counting); in any
+        column, or the one ``column`` names ("body : ")."""
         if not words:
             return {}
         table = f"fts_{collection}"
         each = ", ".join(f"(SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH :q{i} LIMIT :cap))"
                          for i in range(len(words)))
-        values = {"cap": cap, **{f"q{i}": _quoted(w) for i, w in enumerate(words)}}
+        values = {"cap": cap, **{f"q{i}": column + _quoted(w) for i, w in enumerate(words)}}
         row = conn.execute(text(f"SELECT {each}"), values).one()
         return {word: int(count or 0) for word, count in zip(words, row, strict=True)}
 

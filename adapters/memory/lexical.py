@@ -47,24 +47,24 @@ def bm25(docs: dict[str, str], words: Sequence[str], limit: int, idf: Mapping[st
 
 
 def _weights(bags: Iterable[Counter[str]], words: Sequence[str], idf: Mapping[str, float] | None) -> dict[str, float]:
-    """Each stemmed query word's weight: its given idf, else its Lucene idf among the bags."""
+    """Each stemmed query word's weight: its given idf (a word not given is not matched), else its Lucene
+    idf among the bags."""
     listed = list(bags)
     weights: dict[str, float] = {}
     for word in words:
         key = stem(word.lower())
-        if key not in weights:
-            weights[key] = idf[word] if idf is not None and word in idf else \
-                lucene_idf(len(listed), sum(1 for bag in listed if key in bag))
+        if key in weights or (idf is not None and word not in idf):
+            continue
+        weights[key] = idf[word] if idf is not None else lucene_idf(len(listed), sum(1 for bag in listed if key in bag))
     return weights
 
 
 def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], limit: int,
                       context_weight: float, idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
     """BM25 of a record's own text plus ``context_weight`` times BM25 of its context, each word weighing its
-    ``idf`` (without one: its Lucene idf among the records holding it in either)."""
+    ``idf`` (without one: its Lucene idf among the records holding it in their own text)."""
     if idf is None:
-        held = holders(docs, words)
-        idf = {w: lucene_idf(len(docs), n) for w, n in held.items()}
+        idf = {w: lucene_idf(len(docs), n) for w, n in holders(docs, words).items()}
     own = {m.record_id: m.score for m in bm25({k: body for k, (body, _) in docs.items()}, words, len(docs), idf)}
     around = {m.record_id: m.score for m in bm25({k: ctx for k, (_, ctx) in docs.items()}, words, len(docs), idf)}
     scored = [LexicalMatch(k, own.get(k, 0.0) + context_weight * around.get(k, 0.0)) for k in set(own) | set(around)]
@@ -72,9 +72,9 @@ def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], li
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
 
 
-def holders(docs: dict[str, tuple[str, str]], words: Sequence[str]) -> dict[str, int]:
-    """For each word, the records holding it (stemmed) in their own text or their context."""
-    bags = [set(terms(body)) | set(terms(context)) for body, context in docs.values()]
+def holders(docs: dict[str, tuple[str, str]], words: Sequence[str], context: bool = False) -> dict[str, int]:
+    """For each word, the records holding it (stemmed) in their own text (``context``: or their context)."""
+    bags = [set(terms(body)) | (set(terms(around)) if context else set()) for body, around in docs.values()]
     return {w: sum(1 for bag in bags if stem(w.lower()) in bag) for w in words}
 
 
@@ -88,8 +88,10 @@ def substrings(docs: dict[str, str], tokens: Sequence[str], limit: int,
         return []
     lengths = {key: len(terms(text)) for key, text in folded.items()}
     average = sum(lengths.values()) / len(lengths) or 1.0
-    weights = {t: idf[t] if idf is not None and t in idf else
-               lucene_idf(len(folded), sum(1 for text in folded.values() if t.lower() in text)) for t in usable}
+    weights = {t: idf[t] if idf is not None else lucene_idf(len(folded), sum(1 for text in folded.values()
+                                                                            if t.lower() in text))
+               for t in usable if idf is None or t in idf}
+    usable = list(weights)
     scored = [LexicalMatch(key, sum(bm25_term(text.count(t.lower()), lengths[key], average, weights[t])
                                     for t in usable if t.lower() in text)) for key, text in folded.items()]
     return sorted((m for m in scored if m.score > 0), key=lambda m: (-m.score, m.record_id))[:limit]

@@ -118,9 +118,10 @@ class LexicalIndex(Protocol):
 
     def lexical_stats(self, collection: str, words: Sequence[str], tokens: Sequence[str] = ()) -> LexicalStats:
         """The records of the collection's word index (current ones: a memory's ended versions are not
-        counted) and, for each word and each exact token, how many of them hold it, as ``lexical_search``
-        and ``exact_search`` match it (a word also in a turn's neighbours' words). A count may stop at a
-        bound past a few thousand (a term that common weighs little either way). One cheap query."""
+        counted) and, for each word, how many of them hold it in their own text (stemmed as
+        ``lexical_search`` stems; not a turn's neighbours' words), for each exact token, how many hold it
+        as ``exact_search`` finds it. A count may stop at a bound past a few thousand (a term that common
+        weighs little either way). One cheap query."""
         ...
 
     def lexical_search(
@@ -131,7 +132,8 @@ class LexicalIndex(Protocol):
 
         A history turn's neighbours' words count ``context_weight`` of its own (0: not at all). Each
         word weighs its ``idf`` (``domain.search.lexical.idf`` over all the collections a search asks, so
-        that their scores compare); without one, its idf in this collection alone.
+        that their scores compare; a word it does not name is not matched); without one, its idf in this
+        collection alone.
         """
         ...
 

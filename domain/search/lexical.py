@@ -73,7 +73,7 @@ def exact_tokens(query: str) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class LexicalStats:
     """What one collection's word index holds of a query's terms: its records, and how many of them
-    hold each word (as a word search matches it) and each exact token (as an exact search finds it)."""
+    hold each word (stemmed, in their own text) and each exact token (as an exact search finds it)."""
 
     records: int
     words: Mapping[str, int]
@@ -98,6 +98,18 @@ def shared_idf(stats: Iterable[LexicalStats], terms: Sequence[str], exact: bool 
         for term in held:
             held[term] += counts.get(term, 0)
     return {term: idf(records, n) for term, n in held.items()}
+
+
+def telling(stats: Iterable[LexicalStats], words: Sequence[str]) -> set[str]:
+    """The words that tell records apart: held by at most half the records searched, or by one record.
+
+    Beside the vectors, a word most records hold is no evidence on its own (its matches would take ranks,
+    and fused credit, by length alone: "user" in most memories put the shortest first); a word a single
+    record holds always is, even in a store of one."""
+    listed = list(stats)
+    records = sum(one.records for one in listed)
+    held = {w: sum(one.words.get(w, 0) for one in listed) for w in words}
+    return {w for w, n in held.items() if 0 < n and (2 * n <= records or n == 1)}
 
 
 def saturated(tf: float, length: float, average: float, k1: float = 1.2, b: float = 0.75) -> float:

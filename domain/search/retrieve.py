@@ -10,7 +10,7 @@ from domain.access.principal import Identity
 from domain.access.rules import restrict
 from domain.memories.validity import holding
 
-from domain.search.lexical import LexicalQuery, analyse, shared_idf
+from domain.search.lexical import LexicalQuery, analyse, shared_idf, telling
 from domain.model import Hit, LexicalMatch, RequestContext, Vector, VectorMatch
 from domain.ports import Embedder, Filter
 from domain.search.fusion import weighted_rrf
@@ -27,12 +27,6 @@ from domain.graph.entities import ENTITIES
 # What callers see a collection called (the spec's names); the index keys are shorter.
 SHOWN = {WHOLE: "artifacts", CHUNKS: "artifact_chunks", "memory": "memory", HISTORY: "history",
          ENTITIES: "entities"}
-
-
-# A word held by (nearly) every record searched weighs ~0.5/N (Lucene's idf): a record matching only
-# such words scores about that. Ranked beside vector matches, it would still take a rank (and RRF
-# credit) it has no evidence for. (A word held by one record of two weighs 0.69, of one, 0.29.)
-MIN_LEXICAL_EVIDENCE = 1e-3
 
 
 def fetch_rounds(limit: int) -> list[int]:
@@ -98,9 +92,14 @@ class Retriever:
             self.catch_up()
         # One idf per word (and per exact token) over every collection searched: a word's score is on one
         # scale in memories, turns and chunks, so each signal may rank their matches together (_best).
+        # Beside the vectors, the lexical signal matches only the words that tell records apart (``telling``);
+        # the date signal, all of them (being in the dates asked is its evidence).
         stats = [self.ranker.stats(c, terms.words, terms.exact) for c in wheres] \
             if {"lexical", "when", "exact"} & set(weights) else []
-        idf = {"words": shared_idf(stats, terms.words), "tokens": shared_idf(stats, terms.exact, exact=True)}
+        told = telling(stats, terms.words) if vectors else set(terms.words)
+        dated = shared_idf(stats, terms.words)
+        idf = {"words": {w: v for w, v in dated.items() if w in told}, "dated": dated,
+               "tokens": shared_idf(stats, terms.exact, exact=True)}
         fused: list[Hit] = []
         depths: dict[str, int] = {}
         read: Records = {}  # the records this search has read: each once, whatever signal or round finds it
@@ -122,7 +121,7 @@ class Retriever:
                 for collection, where in wheres.items():
                     if signal == "when":
                         got, full = self.ranker.worded(collection, terms.words, depth, within(where, spans or []),
-                                                       chosen.context, idf["words"])
+                                                       chosen.context, idf["dated"])
                     elif signal == "symbol":
                         got, full = self.symbols.matches(collection, named.get(collection, []), where, depth), False  # type: ignore[union-attr]
                     elif signal == "graph":
@@ -130,8 +129,6 @@ class Retriever:
                     else:
                         got, full = self._found(signal, collection, terms, vector, depth, where, chosen,
                                                 index_wheres[collection], idf)
-                    if signal == "lexical" and vectors:  # no rank for words (nearly) every record holds
-                        got = [m for m in got if m.score >= MIN_LEXICAL_EVIDENCE]
                     if signal in VECTOR_SIGNALS and got and min(m.score for m in got) < self.config.min_similarity:
                         full = False  # every vector deeper scores below the floor, so does any record found there
                     found[collection] = list(got)
