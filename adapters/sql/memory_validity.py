@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import bindparam, inspect, insert, or_, select, text, update
 from sqlalchemy.engine import Connection
@@ -14,6 +15,7 @@ from adapters.lexical.fts import PAST, Doc, LexicalBackend
 from adapters.sql.tables import _memory, memories, put_meta, store_meta
 from adapters.sql.vector_meta import pack, unpack
 from adapters.sql.vectors import outbox, vectors
+from domain.access.rules import NEVER
 from domain.ids import record_of
 from domain.memories.validity import END, START, ended, interval_metadata
 from domain.model import LexicalMatch, Memory, VectorRecord
@@ -54,13 +56,17 @@ def restamp(conn: Connection, intervals: Mapping[str, Mapping[str, float]]) -> N
         part = owners[start:start + _BATCH]
         rows = conn.execute(select(vectors.c.id, vectors.c.owner, vectors.c.meta).where(
             vectors.c.collection == "memory", vectors.c.owner.in_(part))).all()
+        # Only vectors whose interval differs from their row's are rewritten and queued: an adoption of vectors
+        # that already say it (a model switch, an older release's index) leaves the index as it is.
+        stale = [(row, meta) for row in rows if any(
+            (meta := unpack("memory", row.id, row.meta)).get(k) != v for k, v in intervals[row.owner].items())]
         changed = [{"vid": row.id, "packed": pack("memory", VectorRecord(row.id, record_of(row.id), [], {
-            **unpack("memory", row.id, row.meta), **intervals[row.owner]}))} for row in rows]
+            **meta, **intervals[row.owner]}))} for row, meta in stale]
         if changed:
             conn.execute(update(vectors).where(vectors.c.collection == "memory", vectors.c.id == bindparam("vid"))
                          .values(meta=bindparam("packed")), changed)
             conn.execute(insert(outbox), [{"collection": "memory", "owner": o, "fresh": False}
-                                          for o in sorted({row.owner for row in rows})])
+                                          for o in sorted({row.owner for row, _ in stale})])
 
 
 def add_interval_columns(conn: Connection) -> None:
@@ -69,6 +75,7 @@ def add_interval_columns(conn: Connection) -> None:
     for name in (START, END):
         if name not in have:
             conn.execute(text(f"ALTER TABLE memories ADD COLUMN {name} FLOAT"))
+    conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_memories_{END} ON memories ({END})"))
 
 
 def upgrade(conn: Connection) -> None:
@@ -120,11 +127,20 @@ def _all(conn: Connection) -> Iterator[Memory]:
         yield _memory(row)
 
 
-def search_both(search: Callable[[str], Sequence[LexicalMatch]], limit: int,
-                where: Mapping[str, object] | None) -> list[LexicalMatch]:
+def search_both(conn: Connection, search: Callable[[str], Sequence[LexicalMatch]], limit: int,
+                where: Mapping[str, Any] | None) -> list[LexicalMatch]:
     """A memory search by words: the live index, and the index of versions with an end when the search
-    asks for a time (the domain always does; another caller gets the versions without an end)."""
-    if END not in (where or {}):
+    asks for a time (the domain always does; another caller gets the versions without an end) at which
+    one of them holds (a search of now seldom finds one: only a version superseded by one still to begin)."""
+    bound = (where or {}).get(END)
+    at = bound.get("$gt") if isinstance(bound, dict) else None
+    if at is None or not _past_holds(conn, float(at)):
         return list(search("memory"))
     found = [m for collection in ("memory", PAST) for m in search(collection)]
     return sorted(found, key=lambda m: -m.score)[:limit]
+
+
+def _past_holds(conn: Connection, at: float) -> bool:
+    """Whether a version with an end holds at ``at`` (the index on the end serves it)."""
+    m = memories.c
+    return conn.execute(select(m.id).where(m[END] > at, m[END] < NEVER, m[START] <= at).limit(1)).first() is not None
