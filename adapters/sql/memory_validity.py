@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import bindparam, inspect, insert, or_, select, text, update
 from sqlalchemy.engine import Connection
@@ -14,6 +15,7 @@ from adapters.lexical.fts import PAST, Doc, LexicalBackend
 from adapters.sql.tables import _memory, memories, put_meta, store_meta
 from adapters.sql.vector_meta import pack, unpack
 from adapters.sql.vectors import outbox, vectors
+from domain.access.rules import NEVER
 from domain.ids import record_of
 from domain.memories.validity import END, START, ended, interval_metadata
 from domain.model import LexicalMatch, Memory, VectorRecord
@@ -73,6 +75,7 @@ def add_interval_columns(conn: Connection) -> None:
     for name in (START, END):
         if name not in have:
             conn.execute(text(f"ALTER TABLE memories ADD COLUMN {name} FLOAT"))
+    conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_memories_{END} ON memories ({END})"))
 
 
 def upgrade(conn: Connection) -> None:
@@ -124,11 +127,20 @@ def _all(conn: Connection) -> Iterator[Memory]:
         yield _memory(row)
 
 
-def search_both(search: Callable[[str], Sequence[LexicalMatch]], limit: int,
-                where: Mapping[str, object] | None) -> list[LexicalMatch]:
+def search_both(conn: Connection, search: Callable[[str], Sequence[LexicalMatch]], limit: int,
+                where: Mapping[str, Any] | None) -> list[LexicalMatch]:
     """A memory search by words: the live index, and the index of versions with an end when the search
-    asks for a time (the domain always does; another caller gets the versions without an end)."""
-    if END not in (where or {}):
+    asks for a time (the domain always does; another caller gets the versions without an end) at which
+    one of them holds (a search of now seldom finds one: only a version superseded by one still to begin)."""
+    bound = (where or {}).get(END)
+    at = bound.get("$gt") if isinstance(bound, dict) else None
+    if at is None or not _past_holds(conn, float(at)):
         return list(search("memory"))
     found = [m for collection in ("memory", PAST) for m in search(collection)]
     return sorted(found, key=lambda m: -m.score)[:limit]
+
+
+def _past_holds(conn: Connection, at: float) -> bool:
+    """Whether a version with an end holds at ``at`` (the index on the end serves it)."""
+    m = memories.c
+    return conn.execute(select(m.id).where(m[END] > at, m[END] < NEVER, m[START] <= at).limit(1)).first() is not None

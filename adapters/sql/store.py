@@ -124,8 +124,8 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
             idf = self._lexical.own_idf(conn, collection, words) if idf is None else idf
             if collection != "memory":
                 return self._lexical.search(conn, collection, words, limit, where, context_weight, idf)
-            return search_both(lambda c: self._lexical.search(conn, c, words, limit, where, context_weight, idf),
-                               limit, where)
+            return search_both(conn, lambda c: self._lexical.search(conn, c, words, limit, where, context_weight,
+                                                                    idf), limit, where)
 
     def exact_search(self, collection: str, tokens: Sequence[str], limit: int, where: Filter | None = None,
                      idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
@@ -133,7 +133,7 @@ class SqlMetadataStore(SqlTurns, SqlVectorOutbox, MetadataStore, AuditLog, Lexic
             idf = self._lexical.own_idf(conn, collection, tokens, exact=True) if idf is None else idf
             if collection != "memory":
                 return self._lexical.exact(conn, collection, tokens, limit, where, idf)
-            return search_both(lambda c: self._lexical.exact(conn, c, tokens, limit, where, idf), limit, where)
+            return search_both(conn, lambda c: self._lexical.exact(conn, c, tokens, limit, where, idf), limit, where)
 
     def close(self) -> None:
         self._engine.dispose()

@@ -10,7 +10,7 @@ from typing import Any
 
 from domain.access.principal import LOCAL_USER
 from domain.access.rules import access_fields, visible
-from domain.memories.validity import holds, validity
+from domain.memories.validity import holding, holds, validity
 from domain.search.fusion import best_per_record
 from domain.search.lexical import LexicalStats
 from domain.ids import artifact_of, version_of
@@ -45,19 +45,37 @@ class Ranker:
     graph: GraphStore | None = None  # the entities the graph tools wrote: records of their own (``entity``)
 
     def nearest(self, collection: str, vector: Vector, fetch: int, where: Filter, index: str | None = None,
-                index_where: Filter | None = None) -> tuple[list[VectorMatch], bool]:
+                index_where: Filter | None = None, held_at: float | None = None) -> tuple[list[VectorMatch], bool]:
         """The nearest vectors of the collection (or of ``index``, other vectors of its records), and
         whether the index may hold more; ``index_where``: what the vector index itself is asked to
-        filter (default ``where``). Not yet checked against the rows: ``hydrate`` does that."""
+        filter (default ``where``). ``held_at``: the memories must hold then, and ``index_where`` does not
+        say so (see ``_held``). Not yet checked against the rows: ``hydrate`` does that."""
         name = index or collection
         # The queue first, then the index: an item synced in between is then in one or the other.
         owners, queued = self.outbox.nearest_queued(name, vector, fetch, where or None) if self.outbox else (set(), [])
-        raw = self.vectors.query(name, vector, fetch, (where if index_where is None else index_where) or None)
+        asked = (where if index_where is None else index_where) or None
+        raw = self.vectors.query(name, vector, fetch, asked) if held_at is None else self._held(
+            name, vector, fetch, asked, held_at)
         if owners:
             field = owner_field(collection)
             fresh = [m for m in raw if (artifact_of(m.record_id) if field == "artifact_id" else m.record_id) not in owners]
             raw = sorted([*fresh, *queued], key=lambda m: -m.score)[:fetch]
         return raw, len(raw) >= fetch
+
+    def _held(self, name: str, vector: Vector, fetch: int, asked: Filter | None, at: float) -> list[VectorMatch]:
+        """The nearest ``fetch`` vectors of memories that hold at ``at``, from an index whose filters are costly:
+        its plain answer when every memory in it holds then; else the memories that hold in an answer four
+        times as deep, when ``fetch`` of them do (or the index has no more); else the index asked for them.
+        Each is exactly the index's filtered answer: the vectors kept are all those that hold above the
+        last one read. (A vector whose record is gone is kept: ``hydrate`` leaves it out.)"""
+        raw: list[VectorMatch] = []
+        for depth in (fetch, 4 * fetch):
+            raw = self.vectors.query(name, vector, depth, asked)
+            rows = self.store.get_memories(sorted({m.record_id for m in raw}))
+            kept = [m for m in raw if m.record_id not in rows or holds(rows[m.record_id], at)]
+            if len(kept) >= fetch or len(raw) < depth:
+                return kept[:fetch]
+        return self.vectors.query(name, vector, fetch, {**(asked or {}), **holding(at)})
 
     def stats(self, collection: str, words: Sequence[str], tokens: Sequence[str]) -> LexicalStats:
         """How many records the collection's word index holds, and how many hold each word and token."""

@@ -60,6 +60,7 @@ def made_old(url: str) -> None:
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM store_meta WHERE key IN ('memory_intervals', 'memory_past_index')"))
+        conn.execute(text(f"DROP INDEX ix_memories_{END}"))
         for column in (START, END):
             conn.execute(text(f"ALTER TABLE memories DROP COLUMN {column}"))
         rows = conn.execute(text("SELECT id, meta FROM vectors WHERE collection = 'memory'")).all()

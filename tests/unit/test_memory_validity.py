@@ -72,3 +72,38 @@ def test_a_memory_holds_inside_its_interval_only(world) -> None:
     assert holding(5.0) == {"valid_from_epoch": {"$lte": 5.0}, "valid_to_epoch": {"$gt": 5.0}}
     assert found(world, "kettle") == [now.id]
     assert found(world, "kettle", as_of="2031-01-01") == [future.id]
+
+
+def test_an_index_with_costly_filters_is_asked_by_time_only_when_its_answer_needs_it(world) -> None:
+    """Chroma's filtered query took ten times its plain one at 10,000 memories: it is asked for the memories
+    that hold only when its plain answers (as deep as four times) hold too few; the hits are those of an
+    index asked every time."""
+    from adapters.memory.basics import InMemoryVectorIndex
+
+    class Costly(InMemoryVectorIndex):
+        filters_cheaply = False
+        asked: list[object] = []
+
+        def query(self, collection, vector, limit, where=None):
+            self.asked.append(where)
+            return super().query(collection, vector, limit, where)
+
+    store = store_uc(world)
+    for n in range(12):
+        store(StoreMemoryRequest(f"Harbour note {n}: the crane needs oil.", "fact", 0.9))
+    cheap = [h.id for h in SearchMemories(searcher(world))(SearchMemoriesRequest("harbour crane oil", 5, mode="vector"))]
+    world.vectors.__class__ = Costly  # the same vectors, behind costly filters
+    costly = SearchMemories(searcher(world))
+    assert [h.id for h in costly(SearchMemoriesRequest("harbour crane oil", 5, mode="vector"))] == cheap
+    assert Costly.asked and not any("valid_to_epoch" in (w or {}) for w in Costly.asked)  # every memory holds
+    previous = None
+    for version in range(300):  # a history that fills every plain answer
+        previous = store(StoreMemoryRequest("The harbour crane oil level is low.", "fact", 0.9,
+                                            valid_from=f"2020-01-01T{version // 60:02d}:{version % 60:02d}:00Z",
+                                            supersedes=previous.id if previous else None))
+    Costly.asked.clear()
+    got = [h.id for h in costly(SearchMemoriesRequest("harbour crane oil level", 5, mode="vector"))]
+    assert previous.id in got and any("valid_to_epoch" in (w or {}) for w in Costly.asked)
+    world.vectors.__class__ = InMemoryVectorIndex
+    assert got == [h.id for h in SearchMemories(searcher(world))(SearchMemoriesRequest("harbour crane oil level", 5,
+                                                                                       mode="vector"))]
