@@ -94,10 +94,10 @@ class PostgresFullText(LexicalBackend):
 
     def stats(self, conn: Connection, collection: str, words: Sequence[str],
               tokens: Sequence[str] = ()) -> LexicalStats:
-        """One statement: the collection's entries, each word's holders through the GIN index (in their own
-        words: weight A), each token's through the trigram index."""
-        held = [f"(SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c AND "
-                f"{self._query(f':w{i}', 0)} LIMIT :cap) AS w{i})" for i in range(len(words))]
+        """One statement: the collection's entries, each word's holders through the GIN index (its own or a
+        turn's neighbours' words, as a search finds them), each token's through the trigram index."""
+        held = [f"(SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c AND tsv @@ "
+                f"plainto_tsquery('{CONFIG}', :w{i}) LIMIT :cap) AS w{i})" for i in range(len(words))]
         held += [f"(SELECT count(*) FROM (SELECT 1 FROM lexical_docs WHERE collection = :c AND lower(body) LIKE :x{i} "
                  f"ESCAPE '\\' LIMIT :cap) AS x{i})" for i in range(len(tokens))]
         row = conn.execute(text("SELECT (SELECT count(*) FROM lexical_docs WHERE collection = :c)"

@@ -163,9 +163,9 @@ class SqliteFts5(LexicalBackend):
 
     def stats(self, conn: Connection, collection: str, words: Sequence[str],
               tokens: Sequence[str] = ()) -> LexicalStats:
-        """FTS5's count of records, and each word's and token's holders (as phrases, in their own text)."""
-        counts = self._counts(conn, collection, list(dict.fromkeys([*words, *tokens])), fts.MATCH_BUDGET + 1,
-                              "body : ")
+        """FTS5's count of records, and each word's and token's holders (as phrases, in any column: as a
+        search finds them, a turn also by its neighbours' words, a chunk by its headings)."""
+        counts = self._counts(conn, collection, list(dict.fromkeys([*words, *tokens])), fts.MATCH_BUDGET + 1)
         return LexicalStats(_averages(conn, f"fts_{collection}")[0], {w: counts[w] for w in words},
                             {t: counts[t] for t in tokens})
 
@@ -199,16 +199,14 @@ class SqliteFts5(LexicalBackend):
             scored.append(LexicalMatch(record_id, score))
         return sorted(scored, key=lambda m: -m.score)[:limit]
 
-    def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int,
-                column: str = "") -> dict[str, int]:
-        """Every word's count in one statement (a round trip per word cost more than the counting); in any
-        column, or the one ``column`` names ("body : ")."""
+    def _counts(self, conn: Connection, collection: str, words: Sequence[str], cap: int) -> dict[str, int]:
+        """Every word's count in one statement (a round trip per word cost more than the counting)."""
         if not words:
             return {}
         table = f"fts_{collection}"
         each = ", ".join(f"(SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH :q{i} LIMIT :cap))"
                          for i in range(len(words)))
-        values = {"cap": cap, **{f"q{i}": column + _quoted(w) for i, w in enumerate(words)}}
+        values = {"cap": cap, **{f"q{i}": _quoted(w) for i, w in enumerate(words)}}
         row = conn.execute(text(f"SELECT {each}"), values).one()
         return {word: int(count or 0) for word, count in zip(words, row, strict=True)}
 

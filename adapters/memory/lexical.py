@@ -62,7 +62,7 @@ def _weights(bags: Iterable[Counter[str]], words: Sequence[str], idf: Mapping[st
 def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], limit: int,
                       context_weight: float, idf: Mapping[str, float] | None = None) -> list[LexicalMatch]:
     """BM25 of a record's own text plus ``context_weight`` times BM25 of its context, each word weighing its
-    ``idf`` (without one: its Lucene idf among the records holding it in their own text)."""
+    ``idf`` (without one: its Lucene idf among the records holding it in either)."""
     if idf is None:
         idf = {w: lucene_idf(len(docs), n) for w, n in holders(docs, words).items()}
     own = {m.record_id: m.score for m in bm25({k: body for k, (body, _) in docs.items()}, words, len(docs), idf)}
@@ -72,9 +72,9 @@ def bm25_with_context(docs: dict[str, tuple[str, str]], words: Sequence[str], li
     return sorted(scored, key=lambda m: (-m.score, m.record_id))[:limit]
 
 
-def holders(docs: dict[str, tuple[str, str]], words: Sequence[str], context: bool = False) -> dict[str, int]:
-    """For each word, the records holding it (stemmed) in their own text (``context``: or their context)."""
-    bags = [set(terms(body)) | (set(terms(around)) if context else set()) for body, around in docs.values()]
+def holders(docs: dict[str, tuple[str, str]], words: Sequence[str]) -> dict[str, int]:
+    """For each word, the records holding it (stemmed) in their own text or their context (as a search finds them)."""
+    bags = [set(terms(body)) | set(terms(around)) for body, around in docs.values()]
     return {w: sum(1 for bag in bags if stem(w.lower()) in bag) for w in words}
 
 

@@ -118,10 +118,10 @@ class LexicalIndex(Protocol):
 
     def lexical_stats(self, collection: str, words: Sequence[str], tokens: Sequence[str] = ()) -> LexicalStats:
         """The records of the collection's word index (current ones: a memory's ended versions are not
-        counted) and, for each word, how many of them hold it in their own text (stemmed as
-        ``lexical_search`` stems; not a turn's neighbours' words), for each exact token, how many hold it
-        as ``exact_search`` finds it. A count may stop at a bound past a few thousand (a term that common
-        weighs little either way). One cheap query."""
+        counted) and, for each word and exact token, how many of them hold it, as ``lexical_search`` finds
+        a word (a turn also by its neighbours' words, a chunk by its headings) and ``exact_search`` a
+        token. A count may stop at a bound past a few thousand (a term that common weighs little either
+        way). A query or two."""
         ...
 
     def lexical_search(

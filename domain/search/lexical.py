@@ -73,7 +73,7 @@ def exact_tokens(query: str) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class LexicalStats:
     """What one collection's word index holds of a query's terms: its records, and how many of them
-    hold each word (stemmed, in their own text) and each exact token (as an exact search finds it)."""
+    hold each word (as a word search finds it) and each exact token (as an exact search finds it)."""
 
     records: int
     words: Mapping[str, int]

@@ -272,7 +272,8 @@ class LexicalIndexContract:
         stats = [store.lexical_stats(c, words) for c in ("memory", "history")]
         assert [s.records for s in stats] == [2, 40]
         assert stats[0].words["heronpond"] == 1 and stats[1].words["heronpond"] == 0
-        assert stats[1].words["deploy"] == 30  # in their own words (not counting a turn's neighbours')
+        assert stats[1].words["deploy"] >= 30  # in a turn's own words or its neighbours'
+        assert store.lexical_stats("history", ["finished"]).words["finished"] >= 10
         idf = shared_idf(stats, words)
         assert idf["heronpond"] > 2 * idf["deploy"] > 0
         found = [*store.lexical_search("memory", words, 10, idf=idf), *store.lexical_search("history", words, 10, idf=idf)]
