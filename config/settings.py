@@ -10,6 +10,7 @@ import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from config.settings_rerank import RerankerSettings
 from domain.errors import ConfigurationError
 from domain.model import ChunkSpec, EmbeddingProfile
 from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS, RetrievalConfig, Weights
@@ -28,8 +29,9 @@ PROFILE_CHUNKING = {"local": (200, 200, 32), "openai": (1200, 900, 100), "openai
                     "voyage": (1200, 900, 100), "jina": (1200, 900, 100)}
 
 
-class Settings(BaseSettings):
-    """Read from the environment; names are the environment variables, case-insensitive."""
+class Settings(RerankerSettings, BaseSettings):
+    """Read from the environment; names are the environment variables, case-insensitive (the rerank
+    model's: config/settings_rerank.py)."""
 
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", env_file=None)
 
@@ -281,6 +283,9 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         first = exc.errors()[0]
-        variable = str(first["loc"][0]).upper() if first["loc"] else "?"
+        said = first["msg"].removeprefix("Value error, ")
+        if not first["loc"]:  # a rule over several settings: its message names them and their values
+            raise ConfigurationError(f"Invalid setting {said}") from None
+        variable = str(first["loc"][0]).upper()
         shown = "<hidden>" if any(word in variable for word in ("KEY", "TOKEN")) else repr(first.get("input"))
-        raise ConfigurationError(f"Invalid setting {variable}={shown}: {first['msg']}") from None
+        raise ConfigurationError(f"Invalid setting {variable}={shown}: {said}") from None
