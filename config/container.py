@@ -36,6 +36,7 @@ from domain.code.index import IndexCodebase
 from domain.code.usecases import ClearIndex, Codebases, IndexStatus, SearchCode
 from domain.graph.build import BuildGraph, GraphStatus
 from domain.graph.events import EventSearch, Timeline
+from domain.graph.follow import FollowGraph, background_principal
 from domain.graph.entities import EntityVectors
 from domain.graph.usecases import KnowledgeGraph
 from domain.history.listing import ListConversations
@@ -179,6 +180,10 @@ class UseCases(containers.DeclarativeContainer):
         dates=providers.Object(resolve_date), embed=providers.Callable(
             lambda on, embedder: embedder.embed_documents if on else None,
             settings.provided.memtrove_resolve_by_meaning, adapters.embedder), processes=adapters.processes)
+    # The graph follows writes in the background (entrypoints/graph_worker.py): one follower per process.
+    follow_graph = providers.ThreadSafeSingleton(
+        FollowGraph, build=build_graph, feed=adapters.store, documents=settings.provided.memtrove_graph_documents,
+        principal=providers.Callable(background_principal, settings.provided.memtrove_local_clearance))
     graph_status = providers.Factory(GraphStatus, derived=adapters.store, identity=identity,
                                      processes=adapters.processes)
     memory_changes = providers.Factory(MemoryChanges, log=adapters.store, graph=adapters.store, identity=identity)

@@ -125,6 +125,9 @@ class Settings(RerankerSettings, BaseSettings):
     memtrove_extractor_api_key: SecretStr | None = None
     memtrove_extractor_timeout: float = Field(60.0, gt=0, le=600)
     memtrove_resolve_by_meaning: bool = True
+    # The graph follows writes in the background (domain/graph/follow.py); documents only when asked.
+    memtrove_graph_background: bool = True
+    memtrove_graph_documents: bool = False
     memtrove_canonical_boost: float = Field(0.15, ge=0, le=10)  # spec 004 Part 2's canonical boost weight  # write_document_to_file writes only here (default <data dir>/exports)  # comma-separated toolsets (core, sessions, zapomni) or all
 
     chroma_host: str | None = None

@@ -23,6 +23,7 @@ from domain.documents.usecases import ItemWriter
 from domain.upkeep.retention import ExpireItems
 from adapters.metrics import Metrics, outbox_backlog
 from domain.upkeep.vector_sync import SyncVectors
+from entrypoints.graph_worker import graph_loop
 from entrypoints.switch import Gate, ModelSwitch, Switching
 
 WARM_UP_DELAY = 1.0
@@ -54,6 +55,7 @@ class Runtime(Switching):
         self._ready = False
         self._lock = threading.Lock()
         self._work = threading.Event()
+        self._graph_work = threading.Event()  # the background graph's wake-up (entrypoints/graph_worker.py)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.metrics: Metrics = self.app.adapters.metrics()
@@ -122,10 +124,13 @@ class Runtime(Switching):
             orphans = self.app.adapters.store().open_jobs()
             writer = self.app.use_cases.item_writer()
             expire = self.app.use_cases.expire_items()
+            follow = self.app.use_cases.follow_graph() if self.settings.memtrove_graph_background else None
             self._spawn("memtrove-vectors", lambda: self._sync_loop(sync))
             self._spawn("memtrove-resume", lambda: self._resume_loop(resume, orphans))
             self._spawn("memtrove-documents", lambda: self._documents_loop(writer))
             self._spawn("memtrove-retention", lambda: self._retention_loop(expire))
+            if follow is not None:
+                self._spawn("memtrove-graph", lambda: graph_loop(follow, self._stop, self._graph_work, self._round))
             if self.switch is not None and self.switch.state == "re-embedding":
                 self._spawn("memtrove-switch", self._run_switch)
             self._ready = True
@@ -133,8 +138,9 @@ class Runtime(Switching):
                 settle()
 
     def kick(self) -> None:
-        """A write was committed here: the vector worker need not wait for its next look."""
+        """A write was committed here: the vector worker and the graph's need not wait for their next look."""
         self._work.set()
+        self._graph_work.set()
 
     def in_background(self, work: Callable[[], T]) -> Future[T]:
         """Run ``work`` in a thread of its own that outlives the call waiting for it (a long ingest)."""

@@ -26,9 +26,10 @@ class InMemoryDerivedGraph:
         self.graph_builds: dict[str, list[GraphBuild]] = {}
         self.graph_events: dict[str, list[tuple[int, float, Event]]] = {}
 
-    def source_digests(self, owner: str) -> dict[Origin, str]:
+    def source_digests(self, owner: str, origins: Sequence[Origin] | None = None) -> dict[Origin, str]:
         with self._graph_lock:  # type: ignore[attr-defined]
-            return dict(self.graph_sources.get(owner, {}))
+            held = self.graph_sources.get(owner, {})
+            return dict(held) if origins is None else {o: held[o] for o in origins if o in held}
 
     def apply_sources(self, owner: str, items: Sequence[tuple[Origin, str, Derived]], entry: AuditEntry) -> None:
         with self._graph_lock:  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from adapters.memory.documents import InMemoryDocuments
 from adapters.memory.graph import InMemoryGraph
 from adapters.memory.changes import InMemoryChangeLog
 from adapters.memory.graph_derived import InMemoryDerivedGraph
+from adapters.memory.graph_follow import InMemoryGraphFollow
 from domain.model import TAG_PREFIX, TAGS, Artifact, AuditEntry, EmbeddingProfile
 from domain.ports import ArtifactScopes, Filter, ReembedLedger
 from domain.validation import epoch, iso
@@ -89,7 +90,7 @@ class InMemoryScopedArtifacts(InMemoryLexicalStore, ArtifactScopes):
         return super().delete_artifact(artifact_id, entry)
 
 
-class InMemoryStore(InMemoryCode, InMemoryChangeLog, InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryDerivedGraph, InMemoryScopedArtifacts, ReembedLedger):
+class InMemoryStore(InMemoryCode, InMemoryGraphFollow, InMemoryChangeLog, InMemoryTokens, InMemoryDocuments, InMemoryGraph, InMemoryDerivedGraph, InMemoryScopedArtifacts, ReembedLedger):
     """Every store port as dicts, including the re-embedding ledger."""
 
     def __init__(self) -> None:

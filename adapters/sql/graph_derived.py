@@ -47,11 +47,17 @@ graph_sources = Table(
 
 
 class SqlDerivedGraph:
-    def source_digests(self, owner: str) -> dict[Origin, str]:
+    def source_digests(self, owner: str, origins: Sequence[Origin] | None = None) -> dict[Origin, str]:
         s = graph_sources
+        query = select(s.c.origin_kind, s.c.origin_id, s.c.digest).where(s.c.owner == owner)
         with self._read() as conn:  # type: ignore[attr-defined]
-            return {(k, i): d for k, i, d in conn.execute(select(s.c.origin_kind, s.c.origin_id, s.c.digest).where(
-                s.c.owner == owner)).tuples()}
+            if origins is None:
+                return {(k, i): d for k, i, d in conn.execute(query).tuples()}
+            wanted, found = set(origins), {}
+            for part in _parts(sorted({i for _, i in wanted})):
+                found |= {(k, i): d for k, i, d in conn.execute(query.where(s.c.origin_id.in_(part))).tuples()
+                          if (k, i) in wanted}
+            return found
 
     def apply_sources(self, owner: str, items: Sequence[tuple[Origin, str, Derived]], entry: AuditEntry) -> None:
         with self._write() as conn:  # type: ignore[attr-defined]

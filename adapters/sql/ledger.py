@@ -13,6 +13,7 @@ from adapters.sql.changes import SqlChangeLog
 from adapters.sql.graph import SqlGraph
 from adapters.sql.graph_builds import SqlGraphBuilds
 from adapters.sql.graph_derived import SqlDerivedGraph
+from adapters.sql.graph_follow import SqlGraphFollow
 from adapters.sql.graph_events import SqlGraphEvents
 from adapters.sql.tokens import SqlTokens
 from adapters.sql.scopes import SqlScopedArtifacts
@@ -28,7 +29,7 @@ ledger = Table(
 )
 
 
-class SqlStore(SqlCode, SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphEvents, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
+class SqlStore(SqlCode, SqlGraphFollow, SqlChangeLog, SqlTokens, SqlDocuments, SqlGraph, SqlDerivedGraph, SqlGraphEvents, SqlGraphBuilds, SqlScopedArtifacts, ReembedLedger):
     """Every SQL-backed port memtrove has, over one engine."""
 
     def reembedded(self, profile_key: str) -> dict[str, str]:

@@ -37,6 +37,14 @@ Dates = Callable[[str, str | None, str], str | None]
 STALE = 120.0  # seconds without news after which a running build is reported interrupted
 _running: dict[str, str] = {}  # owner -> build id, in this process
 _running_lock = threading.Lock()
+_writing: dict[str, threading.Lock] = {}  # owner -> held while a build or the background writes their graph
+
+
+def owner_lock(owner: str) -> threading.Lock:
+    """The lock a build and the background graph (domain/graph/follow.py) hold while they read records into
+    ``owner``'s graph: one at a time, each resolving names against what the other wrote."""
+    with _running_lock:
+        return _writing.setdefault(owner, threading.Lock())
 
 
 def scope_of(kinds: object, source: object, since: object, until: object) -> Scope:
@@ -114,7 +122,9 @@ class BuildGraph:
 
     def run(self, started: Started, progress: Progress | None = None) -> GraphBuild:
         try:
-            return self._run(started.build, started.scope, started.extractor, started.context, progress or Silent())
+            with owner_lock(started.build.owner):
+                return self._run(started.build, started.scope, started.extractor, started.context,
+                                 progress or Silent())
         finally:
             release(started.build)
 
@@ -132,7 +142,7 @@ class BuildGraph:
         errors: list[str] = []
         for start in range(0, len(todo), BATCH):
             batch = todo[start:start + BATCH]
-            build = self._batch(build, batch, extractor, resolver, context, errors)
+            build = self.read_batch(build, batch, extractor, resolver, context, errors)
             progress(build.id, build.done, build.total)
             self.derived.save_build(build)
         if scope.whole:
@@ -147,8 +157,9 @@ class BuildGraph:
         self.derived.save_build(build)
         return build
 
-    def _batch(self, build: GraphBuild, batch: list[Source], extractor: Extractor, resolver: Resolver,
-               context: RequestContext, errors: list[str]) -> GraphBuild:
+    def read_batch(self, build: GraphBuild, batch: list[Source], extractor: Extractor, resolver: Resolver,
+                   context: RequestContext, errors: list[str], **detail: object) -> GraphBuild:
+        """``batch`` read by ``extractor`` into the caller's graph (one transaction); ``build``'s counts added."""
         passages: dict[tuple[str, str], list[Passage]] = {}
         for source in batch:
             try:
@@ -175,7 +186,7 @@ class BuildGraph:
                       counts[2] + len(derived.observations)]
             items.append(((source.kind, source.record_id), source.digest, derived))
         self.derived.apply_sources(build.owner, items, audit(
-            "build_graph", COLLECTION, [s.record_id for s in read], self.clock(), context, items=len(read)))
+            "build_graph", COLLECTION, [s.record_id for s in read], self.clock(), context, items=len(read), **detail))
         return replace(build, done=build.done + len(batch), entities=build.entities + counts[0],
                        relations=build.relations + counts[1], observations=build.observations + counts[2],
                        updated=self.clock())

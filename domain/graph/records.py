@@ -80,6 +80,32 @@ class Readable:
         if "artifact" in scope.kinds:
             yield from self._artifacts(scope)
 
+    def picked(self, kind: str, ids: Sequence[str]) -> list[Source]:
+        """The sources of those records (memory, turn or artifact ids) that exist, are the caller's own
+        and that it may read; a document by its chunks as a build reads it."""
+        own = self.context.actor
+        if kind == "memory":
+            found = [m for m in self.store.get_memories(list(ids)).values() if m.owner == own]
+            return [self._memory(m) for m in self._allowed(found, lambda m: memory_hit(m, None))]
+        if kind == "turn":
+            found = [t for t in self.store.get_turns(list(ids)).values() if t.owner == own]
+            return [self._turn(t) for t in self._allowed(found, lambda t: _hit(t, "history"))]
+        found = [a for a in self.store.get_artifacts(list(ids)).values() if a.owner == own]  # type: ignore[attr-defined]
+        return [self._artifact(a) for a in self._allowed(found, lambda a: _hit(a, "artifact"))]
+
+    def _memory(self, m: Any) -> Source:
+        since = m.valid_from or m.ts  # when what it says holds from
+        return Source("memory", m.id, digest(self.version, m.content, since),
+                      lambda: [Passage("memory", m.id, m.content, when=since)], epoch(since))
+
+    def _turn(self, t: Any) -> Source:
+        speaker, said = speaker_of(t.role, t.content)
+        return Source("turn", t.id, digest(self.version, t.content_hash, t.role, t.ts),
+                      lambda: [Passage("turn", t.id, said, speaker=speaker, when=t.ts)], epoch(t.ts))
+
+    def _artifact(self, a: Any) -> Source:
+        return Source("artifact", a.id, digest(self.version, PROSE, a.version), lambda: self._chunks(a.id), epoch(a.ts))
+
     def _allowed(self, items: list[Any], hit: Callable[[Any], Hit]) -> list[Any]:
         shown = [i for i in items if visible(access_fields(i), self.context, self.now)]
         kept = {h.id for h in apply_policies(self.policies, [hit(i) for i in shown], self.context)}
@@ -90,9 +116,7 @@ class Readable:
         while batch := self.store.list_memories(None, PAGE, before):
             for m in self._allowed(batch, lambda m: memory_hit(m, None)):
                 if scope.takes(m.ts, m.type):
-                    since = m.valid_from or m.ts  # when what it says holds from
-                    yield Source("memory", m.id, digest(self.version, m.content, since),
-                                 lambda m=m, s=since: [Passage("memory", m.id, m.content, when=s)], epoch(since))
+                    yield self._memory(m)
             if len(batch) < PAGE:
                 return
             before = (batch[-1].ts, batch[-1].id)
@@ -102,10 +126,7 @@ class Readable:
         while batch := self.store.turns_in_order(after, PAGE):
             for t in self._allowed(batch, lambda t: _hit(t, "history")):
                 if scope.takes(t.ts, t.conversation_id):
-                    speaker, said = speaker_of(t.role, t.content)
-                    yield Source("turn", t.id, digest(self.version, t.content_hash, t.role, t.ts),
-                                 lambda t=t, s=speaker, c=said: [Passage("turn", t.id, c, speaker=s, when=t.ts)],
-                                 epoch(t.ts))
+                    yield self._turn(t)
             if len(batch) < PAGE:
                 return
             after = (batch[-1].conversation_id, batch[-1].owner, batch[-1].turn_index)
@@ -117,8 +138,7 @@ class Readable:
             kept = {h.id for h in apply_policies(self.policies, [_hit(a, "artifact") for a in batch], self.context)}
             for a in batch:
                 if a.id in kept and scope.takes(a.ts, a.source_system):
-                    yield Source("artifact", a.id, digest(self.version, PROSE, a.version),
-                                 lambda a=a: self._chunks(a.id), epoch(a.ts))
+                    yield self._artifact(a)
             if len(batch) < PAGE:
                 return
             before = (epoch(batch[-1].ts), batch[-1].id)

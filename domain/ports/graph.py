@@ -74,8 +74,9 @@ class DerivedGraph(Protocol):
     when its last evidence goes (its record deleted, changed or no longer readable), unless a graph tool
     wrote it too. Every write carries its audit entry."""
 
-    def source_digests(self, owner: str) -> dict[Origin, str]:
-        """The records the owner's graph was built from, with the digest of what was read."""
+    def source_digests(self, owner: str, origins: Sequence[Origin] | None = None) -> dict[Origin, str]:
+        """The records the owner's graph was built from, with the digest of what was read (``origins``:
+        only those of them)."""
         ...
 
     def apply_sources(self, owner: str, items: Sequence[tuple[Origin, str, Derived]], entry: AuditEntry) -> None:

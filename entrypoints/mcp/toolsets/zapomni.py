@@ -11,8 +11,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from domain.errors import MemtroveError
+from domain.errors import MemtroveError, NotFoundError
 from domain.graph.build import BuildGraph, GraphStatus, release
+from domain.graph.follow import FollowGraph
 from domain.graph.model import Evidence, GraphBuild, Relation
 from domain.graph.usecases import KnowledgeGraph
 from domain.zapomni.usecases import MAX_QUERY, MAX_TEXT, AddMemory, GetStats, SearchMemory
@@ -144,11 +145,22 @@ class ZapomniTools(Toolbox):
     def graph_status(self, build_id: Annotated[str | None, Field(description="A build_graph answer's build_id "
                                                                              "(default: the latest)")] = None,
                      ) -> CallToolResult:
-        found, merges = self.use(GraphStatus)()(build_id)
+        on = self.runtime.settings.memtrove_graph_background
+        background = self.use(FollowGraph)().report() if on else {"enabled": False}
+        said = (f" Background graph: {'current' if background['current'] else str(background['behind']) + ' writes to read'}."
+                if on else "")
+        try:
+            found, merges = self.use(GraphStatus)()(build_id)
+        except NotFoundError:
+            if build_id is not None or not on:
+                raise
+            return render.ok({"status": "success", "build_id": None, "state": "none", "background": background,
+                              "error": None}, "No build_graph run yet; your graph follows your writes." + said)
         merged = [{"alias": a.alias, "entity": a.name, "method": a.method, "score": a.score, "unmerged": a.blocked}
                   for a in merges[:MERGES_SHOWN]]
         return render.ok({"status": "success", **status(found), "merges": merged, "merges_total": len(merges),
-                          "error": None}, summary(found) + f" {len(merges)} names merged.")
+                          "background": background, "error": None},
+                         summary(found) + f" {len(merges)} names merged." + said)
 
     @tool("Undo a merge of names in your knowledge graph: what was read under alias becomes its own entity "
           "again, and the two are never merged again.", writes=True)
