@@ -16,6 +16,7 @@ from config.embedders import (
 from adapters.text.dates import read_spans, resolve_date
 from adapters.files.source_tree import SourceDirs
 from adapters.processes import LocalProcesses
+from adapters.rerank.learned import LearnedCandidateScorer
 from config import factories
 from config.settings import Settings
 from domain.access.guard import GuardedStore
@@ -222,7 +223,9 @@ class UseCases(containers.DeclarativeContainer):
                                lexical=adapters.store, policies=plugins.privacy_policies, outbox=adapters.store,
                                graph=adapters.store)
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
+    rerank_scorer = providers.ThreadSafeSingleton(LearnedCandidateScorer)  # the model shipped in the package
     retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity,
+                                 scorer=rerank_scorer,
                                  graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
                                                          store=adapters.store, artifacts=adapters.store),
                                  dates=providers.Object(read_spans),

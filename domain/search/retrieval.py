@@ -31,6 +31,8 @@ class Weights:
     when: float = 0.0
     # Chunks holding the definitions of an indexed codebase whose names the query writes, in any spelling.
     symbol: float = 0.0
+    # The rerank stage (domain/search/rerank.py) orders the best fused candidates; off: the fused order.
+    rerank: bool = True
 
     def of(self, signal: str) -> float:
         return float(getattr(self, signal))

@@ -21,6 +21,8 @@ from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.history.usecases import COLLECTION as HISTORY, CONTEXT_COLLECTION
 from domain.common import nothing
 from domain.search.ranking import Ranker, Records
+from domain.search.rerank import Evidence, rerank
+from domain.ports.reranking import CandidateScorer, TextReranker
 from domain.search.when import DateReader, newest, within
 from domain.graph.entities import ENTITIES
 
@@ -46,15 +48,20 @@ class Retriever:
     symbols: SymbolSignal | None = None  # the symbol signal (weighed by the profile's ``symbol``)
     identity: Identity = RequestContext  # who is calling, when the search does not say
     now: Callable[[], float] = time.time
+    scorer: CandidateScorer | None = None  # the learned rerank stage (domain/search/rerank.py)
+    text_reranker: TextReranker | None = None  # an opt-in rerank model: orders the candidates when it answers
 
     def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
                  profile: object = None, context: RequestContext | None = None,
-                 per_artifact: int | None = None) -> list[Hit]:
+                 per_artifact: int | None = None, notes: list[str] | None = None) -> list[Hit]:
         """Up to ``limit`` hits across the collections in ``wheres`` (collection -> its index filter).
 
         Each signal ranks the collections' hits together; the signals' rankings are fused by
-        weighted RRF. Up to ``per_artifact`` hits per artifact (its best chunks, or itself) are kept
-        before cutting to ``limit``; a hit with only vector evidence below the similarity floor is not.
+        weighted RRF. The rerank stage then orders the best fused candidates (unless the profile turns it
+        off, or the mode asks for one signal's order); a text reranker that fails leaves it to the learned
+        scorer and appends a warning to ``notes``. Up to ``per_artifact`` hits per artifact (its best
+        chunks, or itself) are kept before cutting to ``limit``; a hit with only vector evidence below the
+        similarity floor is not.
         """
         cap = self.config.per_artifact if per_artifact is None else per_artifact
         context = context or self.identity()
@@ -106,6 +113,8 @@ class Retriever:
         idf = {"words": {w: v for w, v in dated.items() if w in told}, "dated": dated,
                "tokens": shared_idf(stats, terms.exact, exact=True)}
         fused: list[Hit] = []
+        kept: list[Hit] = []
+        ranked: dict[str, list[Hit]] = {}
         depths: dict[str, int] = {}
         read: Records = {}  # the records this search has read: each once, whatever signal or round finds it
         owners = 0  # distinct artifacts and records found (before the cap), to see a round add nothing
@@ -114,7 +123,7 @@ class Retriever:
                 continue  # this round would fetch exactly what the last one did
             depths = {s: max(fetch, self.config.top_k(s)) for s in weights}
             more = False
-            ranked: dict[str, list[Hit]] = {}
+            ranked = {}
             for signal in list(weights):
                 depth = max(fetch, self.config.top_k(signal))
                 if signal == "when" and spans is None:
@@ -146,6 +155,9 @@ class Retriever:
             if len(fused) >= limit or not more or distinct == owners:
                 break  # enough, nothing deeper, or deeper only gave more passages of capped documents
             owners = distinct
+        if chosen.rerank and mode in (None, "hybrid") and kept:
+            evidence = Evidence(terms.words, idf["dated"], spans or ())
+            fused = best_per_artifact(rerank(query, kept, ranked, evidence, self.scorer, self.text_reranker, notes), cap)
         return fused[:limit]
 
 
