@@ -1,4 +1,4 @@
-"""``memtrove-bench locomo|facts|passages|scale|switch|console|graph|changes``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
+"""``memtrove-bench locomo|facts|passages|mixed|scale|switch|console|graph|changes``: benchmarks against a fresh ``memtrove serve`` over MCP stdio.
 
 Not a production entrypoint: it is a client of the server, like any agent (bench/common.py starts it).
 """
@@ -14,7 +14,7 @@ GRAPH_CONFIGS = ("hybrid + graph 00", "hybrid + graph 05", "hybrid + graph 20") 
 DATE_CONFIGS = ("hybrid + dates 00", "hybrid + dates 30", "hybrid + dates 80")  # "memtrove hybrid": dates 0.5
 BENCH_CONFIGS = {"locomo": ("memtrove hybrid", "memtrove lexical", *BASELINE_CONFIGS, *GRAPH_CONFIGS, *DATE_CONFIGS),
                  "facts": ("memtrove hybrid", "profile default", *BASELINE_CONFIGS),
-                 "passages": ("memtrove hybrid", *BASELINE_CONFIGS)}
+                 "passages": ("memtrove hybrid", "memtrove hybrid, chunks as retrieved", *BASELINE_CONFIGS)}
 
 
 def local_models(text: str) -> tuple[str, ...]:
@@ -49,6 +49,21 @@ def parser() -> argparse.ArgumentParser:
     passages.add_argument("--max-docs", type=int, default=None, help="a quick run on this many documents")
     passages.add_argument("--out", type=Path, default=Path("passages-results.json"),
                           help="where to write the JSON report")
+    mixed = suites.add_parser("mixed", help="conversations, their facts and documents in one store against each "
+                                            "collection alone: R@10 alone, mixed and their ratio")
+    mixed.add_argument("--data", type=Path, default=Path("../shared/locomo"),
+                       help="folder of LoCoMo conversation JSON files (default ../shared/locomo)")
+    mixed.add_argument("--conversation", action="append", default=[], metavar="ID",
+                       help="only this conversation (file stem, e.g. conv-26); repeatable")
+    mixed.add_argument("--questions", type=Path, default=None,
+                       help="passages question set JSON (default: the one shipped with memtrove)")
+    mixed.add_argument("--docs", type=Path, default=Path("/usr/share/doc/python3.11/html/_sources/library"),
+                       help="folder of its documents (Debian's python3-doc)")
+    mixed.add_argument("--doc-chars", type=int, default=400_000,
+                       help="characters of documents taken, with their questions (default 400,000)")
+    mixed.add_argument("--store", type=Path, default=None, metavar="DIR",
+                       help="keep the four stores here (a second run only searches); default: a temporary folder")
+    mixed.add_argument("--out", type=Path, default=Path("mixed-results.json"), help="where to write the JSON report")
     scale = suites.add_parser("scale", help="a store grown over MCP to each size asked (stand-in embedder): "
                                             "search latency and CPU, raw index work, ingest rate, disk, RSS")
     scale.add_argument("--chunks", type=int, action="append", required=True, metavar="N",
@@ -149,6 +164,11 @@ def run_bench(args: argparse.Namespace) -> int:
             print("memtrove-bench switch: --from and --to must name two different models", file=sys.stderr)
             return 2
         return switch.main(args.chunks, args.before[0], args.after[0], args.store, args.out, args.docs, args.pace)
+    if args.suite == "mixed":
+        from bench import mixed, passages
+
+        return mixed.main(args.data, args.conversation, args.questions or passages.QUESTIONS, args.docs,
+                          args.doc_chars, args.store, args.out)
     if args.suite == "passages":
         from bench import passages
 
