@@ -2,17 +2,23 @@
 
 Every document of the question set's corpus (reStructuredText sources from Debian's python3-doc)
 goes in as it is with ``artifact_ingest`` (type ``doc``, defaults otherwise); each question is a
-``hybrid_search`` (limit 10, defaults). A result answers when its text holds the question's answer
-passage (a verbatim quote; a quote cut by a chunk boundary counts when the chunk holds at least
-half of it). Scores: hit@1/5/10 (answering result in the first k) and MRR@10, for memtrove and the
-baselines in the same run, plus BM25 over 1,500-character windows computed here without a server
-(several windows per document allowed): the reference a plain keyword engine gives.
+``hybrid_search`` (limit 10, defaults). A result answers when the passage it returns holds the
+question's answer passage (a verbatim quote; a quote cut by the passage's boundary counts when the
+passage holds at least half of it): a chunk hit's passage is the document's text from its
+``start_char`` to its ``end_char`` (the second look's passage), else its chunk's text. Scores:
+hit@1/5/10 (answering result in the first k), MRR@10, the right document in the first 5 and the
+mean characters of the results judged, for memtrove and the baselines in the same run, each over
+the dev and the test split, plus BM25 over 1,500-character windows computed here without a server
+(several windows per document allowed), judged the same way: the reference a plain keyword engine
+gives. "memtrove hybrid, chunks as retrieved" is memtrove's default profile with the second look
+off (``second_look: false``): the chunks as the search retrieved them, as before issue 43.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -22,12 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import BASELINES, call, latency, mean, per_second, run_and_report, server, server_peak_rss_mb
+from bench.common import (BASELINES, BENCH_PROFILES, RERANK_OFF, call, latency, mean, per_second, run_and_report, server,
+                          server_peak_rss_mb)
+from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "python_docs_questions.json"
 DOCS = Path("/usr/share/doc/python3.11/html/_sources/library")
 HITS = (1, 5, 10)
-CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, **BASELINES}
+_DEFAULT = PROFILES[DEFAULT_PROFILE]
+# memtrove's default profile with the second look at found documents off (the chunks as retrieved).
+AS_RETRIEVED = {"bench-as-retrieved": {**{s: _DEFAULT.of(s) for s in SIGNALS}, "k": _DEFAULT.k,
+                                       "context": _DEFAULT.context, "second_look": False}}
+CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, **RERANK_OFF,
+                                      "memtrove hybrid, chunks as retrieved": {"profile": "bench-as-retrieved"},
+                                      **BASELINES}
+SPLITS = ("dev", "test")
 WINDOW = 1_500
 WORD = re.compile(r"\w+")
 
@@ -67,10 +82,12 @@ class PassageScores:
     reciprocal: list[float] = field(default_factory=list)
     right_document: list[float] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
+    characters: list[float] = field(default_factory=list)  # each judged result's text
 
     def add(self, ranked: Sequence[tuple[str, str]], question: Question) -> None:
         """``ranked``: (document, text) of each result, best first."""
         first = next((rank for rank, (_, text) in enumerate(ranked[:10], 1) if answers(text, question.answer)), None)
+        self.characters += [float(len(text)) for _, text in ranked[:10]]
         for k in HITS:
             self.hits[k].append(float(first is not None and first <= k))
         self.reciprocal.append(1.0 / first if first else 0.0)
@@ -79,7 +96,7 @@ class PassageScores:
     def summary(self) -> dict[str, Any]:
         return {"questions": len(self.reciprocal), **{f"hit@{k}": mean(v) for k, v in self.hits.items()},
                 "mrr@10": mean(self.reciprocal), "document@5": mean(self.right_document),
-                "latency_ms": latency(self.latency_ms)}
+                "characters": round(mean(self.characters)), "latency_ms": latency(self.latency_ms)}
 
 
 class WindowBM25:
@@ -114,13 +131,14 @@ async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Pa
               configs: dict[str, dict[str, Any]], data_dir: Path, log: Any = None) -> dict[str, Any]:
     say = log or (lambda _msg: None)
     texts = {name: (docs_dir / name).read_text(encoding="utf-8") for name in corpus}
-    scores = {name: PassageScores() for name in configs}
+    scores = {name: {split: PassageScores() for split in ("all", *SPLITS)} for name in configs}
     ingest_ms: list[float] = []
     doc_of: dict[str, str] = {}
     text_of: dict[str, str] = {}  # result id -> the text it stands for
     chunks = 0
     fresh = False  # some document was stored in this run (not all found stored before)
-    async with server(data_dir) as client:
+    weights = {**json.loads(os.environ.get("MEMTROVE_SEARCH_WEIGHTS") or "{}"), **BENCH_PROFILES, **AS_RETRIEVED}
+    async with server(data_dir, {"MEMTROVE_SEARCH_WEIGHTS": json.dumps(weights)}) as client:
         for name, text in texts.items():
             started = time.perf_counter()
             stored = await call(client, "artifact_ingest", artifact_type="doc", source_system="python-docs",
@@ -139,18 +157,23 @@ async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Pa
             for question in questions:
                 started = time.perf_counter()
                 found = await call(client, "hybrid_search", query=question.text[:500], limit=10, **extra)
-                scores[config].latency_ms.append((time.perf_counter() - started) * 1000)
-                scores[config].add([(doc_of.get(h.get("artifact_id", ""), ""), text_of.get(h["id"], ""))
-                                    for h in found.get("results", [])], question)
+                elapsed = (time.perf_counter() - started) * 1000
+                ranked = [(doc_of.get(h.get("artifact_id", ""), ""), passage_text(h, text_of))
+                          for h in found.get("results", [])]
+                for split in ("all", question.split):
+                    scores[config][split].latency_ms.append(elapsed)
+                    scores[config][split].add(ranked, question)
             say(f"{config}: {len(questions)} questions")
         peak_rss = server_peak_rss_mb()
-    reference = PassageScores()
+    reference = {split: PassageScores() for split in ("all", *SPLITS)}
     bm25 = WindowBM25(texts)
     for question in questions:
         started = time.perf_counter()
         ranked = bm25.search(question.text)
-        reference.latency_ms.append((time.perf_counter() - started) * 1000)
-        reference.add(ranked, question)
+        elapsed = (time.perf_counter() - started) * 1000
+        for split in ("all", question.split):
+            reference[split].latency_ms.append(elapsed)
+            reference[split].add(ranked, question)
     return {
         "protocol": "passages",
         "documents": len(texts), "characters": sum(map(len, texts.values())), "chunks": chunks,
@@ -158,20 +181,40 @@ async def run(corpus: Sequence[str], questions: Sequence[Question], docs_dir: Pa
         "artifact_ingest_ms": latency(ingest_ms),
         "chunks_per_second": per_second(chunks, ingest_ms) if fresh else 0.0,
         "server_peak_rss_mb": peak_rss,
-        "results": {**{name: s.summary() for name, s in scores.items()},
-                    "BM25 1,500-char windows": reference.summary()},
+        "results": {name: summaries(s) for name, s in {**scores, "BM25 1,500-char windows": reference}.items()},
     }
 
 
+def summaries(scores: dict[str, PassageScores]) -> dict[str, Any]:
+    """All questions' scores, with each split's under ``splits`` (those it has questions of)."""
+    return {**scores["all"].summary(),
+            "splits": {split: scores[split].summary() for split in SPLITS if scores[split].reciprocal}}
+
+
+def passage_text(hit: dict[str, Any], text_of: dict[str, str]) -> str:
+    """The text a result stands for: its document's text from ``start_char`` to ``end_char`` when it
+    gives them (a passage), else its chunk's or its artifact's text (by id)."""
+    start, end, document = hit.get("start_char"), hit.get("end_char"), hit.get("artifact_id")
+    if isinstance(start, int) and isinstance(end, int) and document in text_of:
+        return text_of[document][start:end]
+    return text_of.get(hit["id"], "")
+
+
 def table(report: dict[str, Any]) -> str:
-    head = f"{'configuration':<24}" + "".join(f"{f'hit@{k}':>8}" for k in HITS) + \
-        f"{'MRR@10':>8}{'doc@5':>8}{'p50 ms':>9}{'p95 ms':>9}"
-    lines = [head, "-" * len(head)]
-    for name, r in report["results"].items():
-        lines.append(f"{name:<24}" + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in HITS)
-                     + f"{r['mrr@10']:>8.3f}{r['document@5']:>8.3f}{r['latency_ms']['p50']:>9.1f}"
-                     f"{r['latency_ms']['p95']:>9.1f}")
-    lines += ["", f"{report['documents']} documents ({report['characters']:,} characters, {report['chunks']} chunks), "
+    head = f"{'configuration':<38}" + "".join(f"{f'hit@{k}':>8}" for k in HITS) + \
+        f"{'MRR@10':>8}{'doc@5':>8}{'chars':>7}{'p50 ms':>9}{'p95 ms':>9}"
+    lines: list[str] = []
+    for split in ("all", *SPLITS):
+        rows = {name: r if split == "all" else r.get("splits", {}).get(split) for name, r in report["results"].items()}
+        if not all(rows.values()):
+            continue
+        lines += [f"{split} ({next(iter(rows.values()))['questions']} questions)", head, "-" * len(head)]
+        for name, r in rows.items():
+            lines.append(f"{name:<38}" + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in HITS)
+                         + f"{r['mrr@10']:>8.3f}{r['document@5']:>8.3f}{r.get('characters', 0):>7}"
+                         f"{r['latency_ms']['p50']:>9.1f}{r['latency_ms']['p95']:>9.1f}")
+        lines.append("")
+    lines += [f"{report['documents']} documents ({report['characters']:,} characters, {report['chunks']} chunks), "
                   f"{report['questions']} questions {report['splits']}; artifact_ingest p50 "
                   f"{report['artifact_ingest_ms']['p50']} ms, {report['chunks_per_second']} chunks/s stored in "
                   f"this run; server peak RSS {report['server_peak_rss_mb']} MB"]

@@ -239,17 +239,19 @@ class Settings(RerankerSettings, BaseSettings):
         profiles = dict(PROFILES)
         for name, given in self.memtrove_search_weights.items():
             signals = {s: float(given.get(s, 0.0)) for s in SIGNALS}
-            unknown = sorted(set(given) - {*SIGNALS, "k", "context", "rerank"})
+            unknown = sorted(set(given) - {*SIGNALS, "k", "context", "second_look", "rerank"})
             if (unknown or min(signals.values()) < 0 or not any(signals.values())
+                    or given.get("second_look", 1.0) not in (0.0, 1.0)
                     or given.get("rerank", 1.0) not in (0.0, 1.0)
                     or not 1 <= given.get("k", 60) <= 1000 or not 0 <= given.get("context", 0) <= 1):
                 raise ConfigurationError(
                     f"Invalid setting MEMTROVE_SEARCH_WEIGHTS: profile {name!r} needs non-negative weights "
                     "lexical, semantic, contextual, exact (at least one above 0), optionally k (1-1000) "
-                    "and context (0-1), rerank (true or false)")
+                    "and context (0-1), second_look (true or false), rerank (true or false)")
             base = profiles.get(name, Weights(0.0, 0.0, 0.0))
             profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in SIGNALS},
                                      k=int(given.get("k", base.k)), context=float(given.get("context", base.context)),
+                                     second_look=bool(given.get("second_look", base.second_look)),
                                      rerank=bool(given.get("rerank", base.rerank)))
         if self.memtrove_search_profile not in profiles:
             raise ConfigurationError(

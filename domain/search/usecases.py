@@ -7,11 +7,12 @@ from typing import Any
 
 from domain.errors import ValidationError
 from domain.search.lexical import analyse
-from domain.model import ArtifactChunk, Hit, RequestContext
+from domain.model import Hit, RequestContext
 from domain.ports import ArtifactStore
 from domain.artifacts.usecases import CHUNKS, WHOLE
 from domain.graph.entities import ENTITIES
 from domain.search.filters import parse_filters
+from domain.search.second_look import looked
 from domain.search.snippets import snippet
 from domain.search.retrieve import SHOWN, Retriever
 from domain.validation import optional_time, require_int, require_text, require_unit_float
@@ -71,8 +72,9 @@ class HybridSearch:
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
         context = as_of(request.as_of, request.context or self.retrieve.identity())
-        top = focused(self.retrieve(query, wheres, limit, request.mode, request.profile, context,
-                                    check_cap(request.per_artifact)), query)
+        found = self.retrieve(query, wheres, limit, request.mode, request.profile, context, check_cap(request.per_artifact))
+        top = focused(looked(self.retrieve, self.artifacts, query, found, list(wheres), request.mode, request.profile),
+                      query)
         return SearchOutcome(expanded(self.artifacts, top) if expand else top, [SHOWN[c] for c in wheres])
 
 
@@ -86,7 +88,7 @@ def focused(hits: list[Hit], query: str) -> list[Hit]:
     kept: list[Hit] = []
     for hit in hits:
         chunk = hit.type == "chunk"
-        later = chunk and int(hit.fields.get("chunk_index", 0)) > 0
+        later = chunk and int(hit.fields.get("start_char", hit.fields.get("chunk_index", 0))) > 0
         shown = snippet(hit.content, words, open_start=later, open_end=chunk)
         kept.append(Hit(hit.id, hit.type, hit.score, hit.content, {**hit.fields, "snippet": shown}))
     return kept
@@ -99,45 +101,47 @@ def expanded(artifacts: ArtifactStore, hits: list[Hit]) -> list[Hit]:
     kept: list[Hit] = []
     for hit in hits:
         if hit.type == "chunk":
-            key = (str(hit.fields["artifact_id"]), int(hit.fields["chunk_index"]))
-            if key in shown:
+            document, (first, last) = str(hit.fields["artifact_id"]), chunk_range(hit)
+            if all((document, i) in shown for i in range(first, last + 1)):
                 continue
-            shown |= {(key[0], key[1] + step) for step in (-1, 0, 1)}
+            shown |= {(document, i) for i in range(first - 1, last + 2)}
         kept.append(expand_hit(artifacts, hit))
     return kept
 
 
 def expand_hit(artifacts: ArtifactStore, hit: Hit) -> Hit:
-    """A chunk with its neighbours (index ±1) as one passage of the artifact's text, nothing repeated.
+    """A chunk (or a passage of adjacent chunks: ``chunk_range``) with its neighbours (index ±1) as
+    one passage of the artifact's text, nothing repeated.
 
     Consecutive chunks overlap (token windows) or abut (structure-aware chunkers): each neighbour
-    adds only its text outside the hit chunk, by their offsets in the artifact. The spec's
-    ``[CHUNK BOUNDARY]`` markers (000, appendix E) stay, each on a line of its own, where the hit
-    chunk begins and ends, so the hit chunk is exactly the text between them:
+    adds only its text outside the hit's, by their offsets in the artifact. The spec's
+    ``[CHUNK BOUNDARY]`` markers (000, appendix E) stay, each on a line of its own, where the hit's
+    text begins and ends, so the hit's text is exactly the text between them:
     ``before + "\\n[CHUNK BOUNDARY]\\n" + chunk + "\\n[CHUNK BOUNDARY]\\n" + after``, a marker only
     where a neighbour adds text. Without the markers it is the artifact's text over the window.
     """
     if hit.type != "chunk":
         return hit
-    index = int(hit.fields["chunk_index"])
-    window = artifacts.chunk_window(hit.fields["artifact_id"], index - 1, index + 1, bool(hit.fields.get("indexing")))
-    target = next((c for c in window if c.index == index), None)
-    if target is None:  # replaced or deleted since the search ranked it
+    first, last = chunk_range(hit)
+    window = artifacts.chunk_window(hit.fields["artifact_id"], first - 1, last + 1, bool(hit.fields.get("indexing")))
+    inside = [c for c in window if first <= c.index <= last]
+    if [c.index for c in inside] != list(range(first, last + 1)):  # replaced or deleted since the search ranked it
         return hit
-    before = "".join(outside(c, target) for c in window if c.index < index)
-    after = "".join(outside(c, target) for c in window if c.index > index)
+    start = int(hit.fields.get("start_char", inside[0].start_char))
+    end = int(hit.fields.get("end_char", max(c.end_char for c in inside)))
+    before = "".join(c.content[: max(0, start - c.start_char)] for c in window if c.index < first)
+    after = "".join(c.content[max(0, end - c.start_char):] for c in window if c.index > last)
     parts = [before, BOUNDARY] if before else []
     parts += [hit.content, BOUNDARY, after] if after else [hit.content]
     content = "\n".join(parts)
     return Hit(hit.id, hit.type, hit.score, content,
-               {**hit.fields, "expanded": True, "neighbors": [c.id for c in window if c.index != index]})
+               {**hit.fields, "expanded": True, "neighbors": [c.id for c in window if c not in inside]})
 
 
-def outside(neighbour: ArtifactChunk, target: ArtifactChunk) -> str:
-    """The part of a neighbouring chunk's text that lies before or after the target chunk."""
-    if neighbour.index < target.index:
-        return neighbour.content[: max(0, target.start_char - neighbour.start_char)]
-    return neighbour.content[max(0, target.end_char - neighbour.start_char):]
+def chunk_range(hit: Hit) -> tuple[int, int]:
+    """The first and last chunk index a chunk hit's text spans (a passage of several: ``chunk_range``)."""
+    first, last = hit.fields.get("chunk_range") or (hit.fields["chunk_index"],) * 2
+    return int(first), int(last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +159,8 @@ class ArtifactSearch:
         parsed = parse_filters(None, **filters)
         expand = check_flag("expand_neighbors", expand_neighbors)
         wheres = {c: parsed.where(c) or {} for c in (WHOLE, CHUNKS)}
-        top = focused(self.retrieve(text, wheres, count, mode, profile, context, check_cap(per_artifact)), text)
+        found = self.retrieve(text, wheres, count, mode, profile, context, check_cap(per_artifact))
+        top = focused(looked(self.retrieve, self.artifacts, text, found, list(wheres), mode, profile), text)
         return expanded(self.artifacts, top) if expand else top
 
 

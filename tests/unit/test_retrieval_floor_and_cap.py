@@ -30,7 +30,8 @@ def with_config(w, **config):
 
 
 def test_three_passages_per_document_by_default_one_or_more_on_request(aworld) -> None:
-    doc = ingest(aworld, IngestRequest("doc", "drive", ZEBRAS, source_id="z")).artifact
+    # 14 kB: room for four passages of up to 1,500 characters (the second look's) not overlapping
+    doc = ingest(aworld, IngestRequest("doc", "drive", ZEBRAS * 4, source_id="z")).artifact
     for i in range(3):
         ingest(aworld, IngestRequest("note", "manual", f"a zebra note {i}"))
     retrieve = with_config(aworld)

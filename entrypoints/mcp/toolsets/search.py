@@ -52,7 +52,8 @@ def render_results(hits: list[Hit], searched: list[str] | None) -> str:
     blocks = [head]
     for rank, h in enumerate(hits, start=1):
         source = f" (from: {', '.join(h.fields['collections'])})" if "collections" in h.fields else ""
-        lines = [f"[{rank}] RRF score: {h.score:.4f}{source}", f"Type: {h.type} | ID: {h.id}"]
+        at = f" | Characters: {h.fields['start_char']}-{h.fields['end_char']}" if "start_char" in h.fields else ""
+        lines = [f"[{rank}] RRF score: {h.score:.4f}{source}", f"Type: {h.type} | ID: {h.id}{at}"]
         prov = h.fields.get("provenance") or {}
         if prov.get("title"):
             lines.append(f"Title: {prov['title']}")
