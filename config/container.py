@@ -19,6 +19,7 @@ from adapters.processes import LocalProcesses
 from adapters.rerank.learned import LearnedCandidateScorer
 from config import factories
 from config.settings import Settings
+from config.settings_rerank import text_reranker
 from domain.access.guard import GuardedStore
 from domain.access.principal import RequestContext
 from domain.pieces import PieceSplitter
@@ -129,6 +130,7 @@ class Adapters(containers.DeclarativeContainer):
     vectors = providers.ThreadSafeSingleton(MeteredVectorIndex, inner=vector_index, metrics=metrics)
     exporter = providers.ThreadSafeSingleton(factories.exporter, settings.provided.export_dir)
     processes = providers.ThreadSafeSingleton(LocalProcesses)  # a long run's holder: is its process gone?
+    text_reranker = providers.ThreadSafeSingleton(text_reranker, settings)  # MEMTROVE_RERANKER (None: off)
 
 
 class Plugins(containers.DeclarativeContainer):
@@ -225,7 +227,7 @@ class UseCases(containers.DeclarativeContainer):
     retrieval = providers.ThreadSafeSingleton(lambda settings: settings.retrieval(), settings)
     rerank_scorer = providers.ThreadSafeSingleton(LearnedCandidateScorer)  # the model shipped in the package
     retrieve = providers.Factory(Retriever, embedder=adapters.embedder, ranker=ranker, config=retrieval, identity=identity,
-                                 scorer=rerank_scorer,
+                                 scorer=rerank_scorer, text_reranker=adapters.text_reranker,
                                  graph=providers.Factory(GraphSignal, graph=adapters.store, derived=adapters.store,
                                                          store=adapters.store, artifacts=adapters.store),
                                  dates=providers.Object(read_spans),

@@ -60,7 +60,8 @@ class HybridSearch:
     retrieve: Retriever
     artifacts: ArtifactStore
 
-    def __call__(self, request: SearchRequest) -> SearchOutcome:
+    def __call__(self, request: SearchRequest, notes: list[str] | None = None) -> SearchOutcome:
+        """``notes`` (when given) gets a line for each thing the caller should know of how the search went."""
         query = require_text("query", request.query, 500, label="Query")
         limit = require_int("limit", request.limit, 1, 50)
         filters = parse_filters(request.filters)
@@ -72,7 +73,8 @@ class HybridSearch:
         expand = check_flag("expand_neighbors", request.expand_neighbors)
         wheres = {c: where for c in collections if (where := filters.where(c)) is not None}
         context = as_of(request.as_of, request.context or self.retrieve.identity())
-        found = self.retrieve(query, wheres, limit, request.mode, request.profile, context, check_cap(request.per_artifact))
+        found = self.retrieve(query, wheres, limit, request.mode, request.profile, context,
+                              check_cap(request.per_artifact), notes=notes)
         top = focused(looked(self.retrieve, self.artifacts, query, found, list(wheres), request.mode, request.profile),
                       query)
         return SearchOutcome(expanded(self.artifacts, top) if expand else top, [SHOWN[c] for c in wheres])
@@ -153,13 +155,13 @@ class ArtifactSearch:
 
     def __call__(self, query: object, limit: object = 5, expand_neighbors: object = False,
                  context: RequestContext | None = None, mode: object = None, profile: object = None,
-                 per_artifact: object = None, **filters: object) -> list[Hit]:
+                 per_artifact: object = None, notes: list[str] | None = None, **filters: object) -> list[Hit]:
         text = require_text("query", query, 500, label="Query")
         count = require_int("limit", limit, 1, 50)
         parsed = parse_filters(None, **filters)
         expand = check_flag("expand_neighbors", expand_neighbors)
         wheres = {c: parsed.where(c) or {} for c in (WHOLE, CHUNKS)}
-        found = self.retrieve(text, wheres, count, mode, profile, context, check_cap(per_artifact))
+        found = self.retrieve(text, wheres, count, mode, profile, context, check_cap(per_artifact), notes=notes)
         top = focused(looked(self.retrieve, self.artifacts, text, found, list(wheres), mode, profile), text)
         return expanded(self.artifacts, top) if expand else top
 
@@ -187,14 +189,16 @@ class SearchMemories:
 
     retrieve: Retriever
 
-    def __call__(self, request: SearchMemoriesRequest) -> list[Hit]:
+    def __call__(self, request: SearchMemoriesRequest, notes: list[str] | None = None) -> list[Hit]:
+        """``notes`` (when given) gets a line for each thing the caller should know of how the search went
+        (a rerank model that failed, so the learned stage ordered the hits)."""
         query = require_text("query", request.query, 500, label="Query")
         limit = require_int("limit", request.limit, 1, 20)
         floor = require_unit_float("min_confidence", request.min_confidence)
         where = {"confidence": {"$gte": floor}} if floor > 0 else {}
         context = as_of(request.as_of, request.context or self.retrieve.identity())
         return whole_within(focused(self.retrieve(query, {"memory": where}, limit, request.mode, request.profile,
-                                                  context), query))
+                                                  context, notes=notes), query))
 
 
 # Memories shown whole on one page of memory_search, best first, and the longest one shown whole (longer:

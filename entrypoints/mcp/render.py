@@ -20,6 +20,14 @@ def ok(structured: dict[str, Any], text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+def warned(structured: dict[str, Any], text: str, notes: list[str]) -> CallToolResult:
+    """``ok``, with a top-level ``warnings`` list when the use case noted any (a rerank model that failed, so
+    the learned stage ordered the results), each also a ``Warning:`` line atop the text."""
+    if not notes:
+        return ok(structured, text)
+    return ok({**structured, "warnings": list(notes)}, "\n".join([*(f"Warning: {n}" for n in notes), text]))
+
+
 def error(exc: MemtroveError) -> CallToolResult:
     detail: dict[str, Any] = {"type": exc.kind, "message": exc.message}
     if exc.field is not None:  # bad input, or the argument that named a missing item

@@ -63,20 +63,20 @@ def test_a_local_server_needs_only_its_url_and_never_gets_another_providers_key(
 
 
 @pytest.mark.parametrize("values, said", [
-    ({"MEMTROVE_RERANKER": "magic"}, "Invalid setting MEMTROVE_RERANKER='magic': Input should be 'off', 'cohere', "
-                                     "'jina', 'voyage' or 'openai-compatible'"),
-    ({"MEMTROVE_RERANKER": "cohere"}, "Invalid setting MEMTROVE_RERANKER=cohere needs an API key: set "
-                                      "MEMTROVE_RERANKER_API_KEY or COHERE_API_KEY"),
+    ({"MEMTROVE_RERANKER": "magic"},
+     "Invalid setting MEMTROVE_RERANKER='magic': Input should be 'off', 'cohere', 'jina', 'voyage' or 'openai-compatible'"),
+    ({"MEMTROVE_RERANKER": "cohere"},
+     "Invalid setting MEMTROVE_RERANKER=cohere needs an API key: set MEMTROVE_RERANKER_API_KEY or COHERE_API_KEY"),
     ({"MEMTROVE_RERANKER": "voyage", "MEMTROVE_RERANKER_API_KEY": "  "},
      "Invalid setting MEMTROVE_RERANKER=voyage needs an API key"),
-    ({"MEMTROVE_RERANKER": "openai-compatible"}, "Invalid setting MEMTROVE_RERANKER=openai-compatible needs "
-                                                 "MEMTROVE_RERANKER_URL"),
+    ({"MEMTROVE_RERANKER": "openai-compatible"},
+     "Invalid setting MEMTROVE_RERANKER=openai-compatible needs MEMTROVE_RERANKER_URL"),
     ({"MEMTROVE_RERANKER": "jina", "JINA_API_KEY": "jk", "MEMTROVE_RERANKER_URL": "api.jina.ai/v1"},
      "Invalid setting MEMTROVE_RERANKER_URL='api.jina.ai/v1': must be an http:// or https:// URL"),
     ({"MEMTROVE_RERANKER_TIMEOUT": "0"}, "Invalid setting MEMTROVE_RERANKER_TIMEOUT='0': Input should be greater than 0"),
     ({"MEMTROVE_RERANKER_TIMEOUT": "soon"}, "Invalid setting MEMTROVE_RERANKER_TIMEOUT='soon'"),
-    ({"MEMTROVE_RERANKER_TIMEOUT": "600"}, "Invalid setting MEMTROVE_RERANKER_TIMEOUT='600': Input should be less "
-                                           "than or equal to 60"),
+    ({"MEMTROVE_RERANKER_TIMEOUT": "600"},
+     "Invalid setting MEMTROVE_RERANKER_TIMEOUT='600': Input should be less than or equal to 60"),
 ])
 def test_a_bad_value_is_refused_with_one_line_naming_it(env: pytest.MonkeyPatch, values: dict[str, str],
                                                          said: str) -> None:
@@ -87,3 +87,22 @@ def test_a_bad_value_is_refused_with_one_line_naming_it(env: pytest.MonkeyPatch,
     message = str(caught.value)
     assert message.startswith(said) and "\n" not in message, message
     assert "jk" not in message.replace("jina", "")
+
+
+@pytest.mark.parametrize("kind", ["off", "voyage"])
+def test_the_servers_retriever_gets_the_rerank_model(env: pytest.MonkeyPatch, tmp_path, kind: str) -> None:
+    from config.container import Application
+    from config.settings import Settings
+
+    settings = Settings(memtrove_data_dir=tmp_path, memtrove_reranker=kind, voyage_api_key="vk")
+    app = Application(settings=settings)
+    try:
+        retriever = app.use_cases.retrieve()
+        if kind == "off":
+            assert retriever.text_reranker is None
+        else:
+            assert isinstance(retriever.text_reranker, VoyageTextReranker)
+            assert retriever.text_reranker.name == "voyage/rerank-2.5"
+        assert retriever.scorer is not None  # the learned stage: what a failing rerank model falls back to
+    finally:
+        app.shutdown_resources()

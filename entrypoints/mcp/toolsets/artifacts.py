@@ -86,14 +86,15 @@ class ArtifactTools(Toolbox):
         profile: Profile = None,
         per_artifact: PerArtifact = None,
     ) -> CallToolResult:
+        notes: list[str] = []
         hits = self.use(ArtifactSearch)()(query, limit, expand_neighbors, mode=mode, profile=profile,
-                                    per_artifact=per_artifact,
+                                    per_artifact=per_artifact, notes=notes,
                                     artifact_type=artifact_type,
                                     source_system=source_system, sensitivity=sensitivity,
                                     visibility_scope=visibility_scope, time_range_start=time_range_start,
                                     time_range_end=time_range_end)
-        return render.ok({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]},
-                         render_results(hits, None))
+        return render.warned({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]},
+                             render_results(hits, None), notes)
 
     @tool("Get an artifact's metadata, and on request its exact content and chunk list.", annotations=READ_ONLY,
           needs_store=False)

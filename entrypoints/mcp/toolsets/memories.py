@@ -52,10 +52,12 @@ class MemoryTools(Toolbox):
         profile: Profile = None,
         as_of: AsOf = None,
     ) -> CallToolResult:
+        notes: list[str] = []
         hits = self.use(SearchMemories)()(SearchMemoriesRequest(query, limit, min_confidence, mode, profile,
-                                                                as_of=as_of))
+                                                                as_of=as_of), notes)
         text = "\n".join(render.memory_line(h, True) for h in hits) or "No memories found."
-        return render.ok({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]}, text)
+        return render.warned({"query": query, "count": len(hits), "results": [render.hit(h) for h in hits]}, text,
+                             notes)
 
     @tool("List the most recent memories, optionally of one type.", annotations=READ_ONLY, needs_store=False)
     def memory_list(

@@ -38,12 +38,13 @@ class SearchTools(Toolbox):
         per_artifact: PerArtifact = None,
         as_of: AsOf = None,
     ) -> CallToolResult:
+        notes: list[str] = []
         outcome = self.use(HybridSearch)()(SearchRequest(query, limit, filters, include_memory, include_history,
                                                    expand_neighbors, mode, profile,
-                                                   per_artifact=per_artifact, as_of=as_of))
+                                                   per_artifact=per_artifact, as_of=as_of), notes)
         hits = outcome.hits
-        return render.ok({"query": query, "count": len(hits), "searched": outcome.searched,
-                          "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched))
+        return render.warned({"query": query, "count": len(hits), "searched": outcome.searched,
+                              "results": [render.hit(h) for h in hits]}, render_results(hits, outcome.searched), notes)
 
 
 def render_results(hits: list[Hit], searched: list[str] | None) -> str:
