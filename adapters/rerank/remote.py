@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from loguru import logger
 
 from domain.ports.reranking import RerankerError, TextReranker
 
@@ -96,8 +97,12 @@ class HttpTextReranker(TextReranker):
         if len(texts) > MAX_DOCUMENTS:
             raise RerankerError(f"{self.display} reranker: asked to rerank {len(texts)} documents; "
                                 f"at most {MAX_DOCUMENTS} are sent")
-        payload = self._post(self.body(clipped(query, MAX_QUERY_CHARS), texts))
-        return self._scores(payload, len(texts))
+        try:
+            return self._scores(self._post(self.body(clipped(query, MAX_QUERY_CHARS), texts)), len(texts))
+        except RerankerError as error:  # the search falls back; searches with no warnings to show log it only here
+            logger.warning("rerank_failed provider={provider} model={model} documents={documents} reason={reason}",
+                           provider=self.provider, model=self.model, documents=len(texts), reason=str(error))
+            raise
 
     def _post(self, body: dict[str, Any]) -> Any:
         client = self._client_once()

@@ -9,8 +9,10 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
+from loguru import logger
 
 from adapters.rerank.remote import MAX_DOCUMENTS, HttpTextReranker
 from adapters.rerank.remote_providers import (
@@ -112,6 +114,8 @@ def test_long_documents_are_cut_before_they_are_sent(api: Case) -> None:
     sent = body.get("texts") or body.get("documents")
     assert len(sent[0]) <= api.adapter.max_document_chars and sent[1] == "short"
     assert len(body["query"]) <= 2_000
+    if isinstance(api.server, TeiStandIn):
+        assert body["truncate"] is True  # TEI refuses (422) a text past what its model reads unless asked to cut it
 
 
 FAILURES = [
@@ -136,6 +140,21 @@ def test_every_failure_is_one_line_naming_the_api_and_what_went_wrong(api: Case,
     assert message.startswith(f"{reranker.display} reranker ({reranker.name}): "), message
     assert said in message and "\n" not in message and KEY not in message, message
     assert len(api.server.requests) == 1 and api.sleeps == []  # nothing of these is retried
+
+
+def test_a_failure_is_logged_once_without_the_key(api: Case) -> None:
+    """Searches that show no warnings (project_search, search_code...) fall back silently: the log says it."""
+    records: list[Any] = []
+    sink = logger.add(lambda message: records.append(message.record), level="WARNING")
+    api.server.script(401)
+    try:
+        with pytest.raises(RerankerError):
+            api.make().rerank(QUERY, DOCUMENTS)
+    finally:
+        logger.remove(sink)
+    (record,) = [r for r in records if r["message"].startswith("rerank_failed")]
+    assert f"provider={api.adapter.provider} " in record["message"] and "documents=3 " in record["message"]
+    assert "HTTP 401" in record["message"] and KEY not in record["message"]
 
 
 def test_a_refused_key_is_never_shown(api: Case) -> None:

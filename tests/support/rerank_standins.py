@@ -16,6 +16,9 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from tests.support.fake_embedding_apis import (
+    _Server,  # a threading server quiet about clients that hang up
+)
 from tests.support.fake_openai import RecordedRequest
 
 # Outcomes: an HTTP status; "ok"; "slow" (answers after slow_seconds); "malformed" (200, not JSON); "too_few"
@@ -45,6 +48,7 @@ class RerankStandIn:
     name = "rerank-stand-in"
     prefix = "/v1"  # the base URL's path (the client appends /rerank)
     errors_key = "detail"  # where the API's error body says what went wrong
+    refusal_status = 400  # what a body the API refuses gets
 
     def __init__(self, api_key: str | None = "test-key", slow_seconds: float = 3.0,
                  score_of: Callable[[str, str], float] = word_overlap) -> None:
@@ -92,9 +96,6 @@ class RerankStandIn:
         with self._lock:
             self._planned.extend(outcomes)
 
-    def always(self, outcome: Outcome, times: int = 1000) -> None:
-        self.script(*[outcome] * times)
-
     @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
@@ -131,7 +132,7 @@ class RerankStandIn:
         body = request.body if isinstance(request.body, dict) else None
         problem = self.refusal(body) if body is not None else "body must be a JSON object"
         if problem:
-            return 400, self.error(problem), {}
+            return self.refusal_status, self.error(problem), {}
         assert body is not None
         query, documents = body["query"], self.documents(body)
         ranked = sorted(((i, float(self.score_of(query, d))) for i, d in enumerate(documents)),
@@ -230,9 +231,6 @@ class VllmStandIn(RerankStandIn):
 
     name, errors_key = "vllm-stand-in", "message"
 
-    def __init__(self, api_key: str | None = None, **kwargs: Any) -> None:
-        super().__init__(api_key=api_key, **kwargs)
-
     def payload(self, body: dict[str, Any], ranked: list[tuple[int, float]]) -> Any:
         return {"id": "rerank-1", "model": body.get("model") or "BAAI/bge-reranker-base",
                 "usage": {"total_tokens": 42},
@@ -255,11 +253,8 @@ class TeiStandIn(RerankStandIn):
     """text-embeddings-inference's ``/rerank``: ``{query, texts, truncate}`` -> ``[{index, score}]``; a text
     longer than the model reads is refused (422) unless ``truncate`` is true."""
 
-    name, prefix, errors_key = "tei-stand-in", "", "error"
+    name, prefix, errors_key, refusal_status = "tei-stand-in", "", "error", 422
     max_words = 512
-
-    def __init__(self, api_key: str | None = None, **kwargs: Any) -> None:
-        super().__init__(api_key=api_key, **kwargs)
 
     def documents(self, body: dict[str, Any]) -> Any:
         return body.get("texts")
@@ -281,13 +276,6 @@ class TeiStandIn(RerankStandIn):
 def _text(body: dict[str, Any], index: int) -> str:
     documents = body["documents"]
     return documents[index] if 0 <= index < len(documents) else ""
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # clients that time out hang up; that is expected
 
 
 def _handler_for(fake: RerankStandIn) -> type[BaseHTTPRequestHandler]:
