@@ -23,6 +23,7 @@ from domain.ports.reranking import RerankerError, TextReranker
 MAX_DOCUMENTS = 50  # the stage's depth: what one search asks the model to read at most
 MAX_QUERY_CHARS = 2_000
 MAX_RETRY_AFTER = 1.0  # seconds: a longer rate-limit pause is not waited for inside a search
+MAX_ANSWER_BYTES = 4_000_000  # 50 scores take a few KB; an API that echoes the documents, ~200 KB
 
 
 def clipped(text: str, limit: int) -> str:
@@ -109,7 +110,7 @@ class HttpTextReranker(TextReranker):
         started, attempt = self._clock(), 1
         while True:
             try:
-                response = client.post(self.url, json=body)
+                response = self._answer(client, body, started)
             except httpx.TimeoutException:  # before TransportError, its base class
                 raise self._error(f"no answer within {self._timeout:g}s (MEMTROVE_RERANKER_TIMEOUT)") from None
             except httpx.ConnectError as exc:
@@ -126,6 +127,20 @@ class HttpTextReranker(TextReranker):
                 attempt += 1
                 continue
             raise self._refused(response)
+
+    def _answer(self, client: httpx.Client, body: dict[str, Any], started: float) -> httpx.Response:
+        """The whole answer, read within the timeout counted from the first request: httpx's timeout bounds each
+        wait for a byte, so a server sending its answer a byte at a time would otherwise hold the search."""
+        with client.stream("POST", self.url, json=body) as response:
+            data = bytearray()
+            for piece in response.iter_bytes():
+                data += piece
+                if self._clock() - started > self._timeout:
+                    raise httpx.ReadTimeout("the answer came too slowly")
+                if len(data) > MAX_ANSWER_BYTES:
+                    raise self._error(f"the answer is longer than {MAX_ANSWER_BYTES:,} bytes")
+            kept = {k: v for k, v in response.headers.items() if k.lower() in ("content-type", "retry-after")}
+            return httpx.Response(response.status_code, headers=kept, content=bytes(data))
 
     def _scores(self, payload: Any, expected: int) -> list[float]:
         """One finite score per document, in the documents' order, or an error saying what is wrong."""

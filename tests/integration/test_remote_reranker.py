@@ -175,6 +175,14 @@ def test_a_server_slower_than_the_timeout(api: Case) -> None:
     assert str(caught.value).endswith("no answer within 0.3s (MEMTROVE_RERANKER_TIMEOUT)"), caught.value
 
 
+def test_a_server_sending_its_answer_a_byte_at_a_time(api: Case) -> None:
+    """httpx's timeout bounds each wait for a byte; the whole answer must still come within the timeout."""
+    api.server.script("trickle")
+    with pytest.raises(RerankerError) as caught:
+        api.make(timeout=0.5).rerank(QUERY, DOCUMENTS)
+    assert str(caught.value).endswith("no answer within 0.5s (MEMTROVE_RERANKER_TIMEOUT)"), caught.value
+
+
 def test_nothing_listening(api: Case) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -23,7 +23,8 @@ from tests.support.fake_openai import RecordedRequest
 
 # Outcomes: an HTTP status; "ok"; "slow" (answers after slow_seconds); "malformed" (200, not JSON); "too_few"
 # (the last result left out); "bad_index" (an index past the documents); "twice" (one index twice); "nan" (a
-# score NaN); "no_results" (200, an object without results); "retry_after:<s>" (429 with that Retry-After).
+# score NaN); "no_results" (200, an object without results); "retry_after:<s>" (429 with that Retry-After);
+# "trickle" (200, a long answer sent a byte every 50 ms).
 Outcome = int | str
 Answer = tuple[int, Any, dict[str, str]]  # status, a JSON payload (bytes: sent as they are), extra headers
 
@@ -109,6 +110,8 @@ class RerankStandIn:
         with self._lock:
             self._requests.append(request)
             outcome = self._planned.popleft() if self._planned else "ok"
+        if outcome == "trickle":  # a good answer, a byte every 50 ms
+            return 200, json.dumps(self.payload(request.body, [(0, 0.5)])).encode() * 20, {"_trickle": "0.05"}
         if outcome == "slow":
             if self._stopping.wait(self.slow_seconds):
                 return 503, self.error("shutting down"), {}
@@ -293,13 +296,18 @@ def _handler_for(fake: RerankStandIn) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, payload, extra = fake.answer(RecordedRequest("POST", self.path, headers, body))
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+            trickle = float(extra.pop("_trickle", 0))
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             for name, value in extra.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            for at in range(0, len(data), 1 if trickle else len(data) or 1):
+                self.wfile.write(data[at:at + (1 if trickle else len(data))])
+                self.wfile.flush()
+                if trickle and fake._stopping.wait(trickle):
+                    return
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
