@@ -92,7 +92,9 @@ class FollowGraph:
     def step(self, stopping: Callable[[], bool] = lambda: False) -> Round:
         """One round: the changes after the cursor (at most ``page``) read into their owners' graphs, and
         the cursor moved past them; nothing when another worker holds the lease or nothing is new."""
-        now = self.now()
+        now, state = self.now(), self.state()
+        if not state.get("holes") and not self.feed.changes_after(int(state.get("seq", 0)), 1):
+            return Round()  # nothing new: the store is not written (not even the lease)
         if not self.feed.claim_follow(self.holder, now + LEASE, now):
             return Round()
         state = self.state()

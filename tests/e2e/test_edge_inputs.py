@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e import scenario
 from tests.e2e.scenario import BadInput
+from tests.support.store_state import wait_until_settled
 from tests.support.mcp_procs import BlockingClient, blocking, http_server, http_session, run_cli, stdio_session
 
 pytestmark = pytest.mark.slow
@@ -72,6 +73,7 @@ def zapomni_error(result: Any) -> dict[str, Any]:
 
 
 def table_counts(data: Path) -> dict[str, int]:
+    wait_until_settled(f"sqlite:///{data / 'memtrove.sqlite3'}")  # the background graph follows writes
     with closing(sqlite3.connect(f"file:{data / 'memtrove.sqlite3'}?mode=ro", uri=True, timeout=30)) as db:
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                           "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%fts%'")]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.store_state import wait_until_settled
 from tests.support.mcp_procs import BlockingClient, blocking, http_server, http_session, stdio_session
 
 pytestmark = pytest.mark.slow
@@ -131,6 +132,7 @@ def string_parameters(schema: dict[str, Any]) -> list[str]:
 
 def table_counts(data: Path) -> dict[str, int]:
     """Rows of every table of the SQLite store (read-only, beside the running server)."""
+    wait_until_settled(f"sqlite:///{data / 'memtrove.sqlite3'}")  # the background graph follows writes
     with closing(sqlite3.connect(f"file:{data / 'memtrove.sqlite3'}?mode=ro", uri=True, timeout=30)) as db:
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                           "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%fts%'")]

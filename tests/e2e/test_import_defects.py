@@ -30,7 +30,7 @@ import pytest
 from tests.support.crash_driver import QuickFakeOpenAIServer
 from tests.support.mcp_procs import (blocking, http_server, http_session, memtrove_command, owner_pid, run_cli,
                                      server_env, stop_owner)
-from tests.support.store_state import wait_until_drained
+from tests.support.store_state import wait_until_settled
 
 pytestmark = pytest.mark.slow
 
@@ -85,8 +85,8 @@ def tables(data: Path) -> dict[str, str]:
 
 
 def refused(data: Path, env: dict[str, str], path: Path, *args: str) -> str:
-    # An earlier import's vectors move into the index in the background: wait, or 'as it was' would race them.
-    wait_until_drained(f"sqlite:///{data / 'memtrove.sqlite3'}")
+    # An earlier import's vectors and graph follow it in the background: wait, or 'as it was' would race them.
+    wait_until_settled(f"sqlite:///{data / 'memtrove.sqlite3'}")
     before = tables(data)
     done = run_cli(["import", *args, str(path)], data, env, timeout=300)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)

@@ -213,6 +213,32 @@ def wait_until_drained(database_url: str, timeout: float = 60.0) -> None:
         engine.dispose()
 
 
+def wait_until_settled(database_url: str, timeout: float = 120.0) -> None:
+    """Wait until a live server's background work is done: its outbox drained and its background graph
+    (domain/graph/follow.py) past every change logged, so that a snapshot of its tables holds still."""
+    import json
+    import time
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    wait_until_drained(database_url, timeout)
+    engine = create_engine(database_url, poolclass=NullPool)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            with engine.connect() as conn:
+                last = int(conn.execute(text("SELECT max(seq) FROM changes")).scalar() or 0)
+                raw = conn.execute(text("SELECT value FROM store_meta WHERE key = 'graph_follow'")).scalar()
+            cursor = json.loads(raw)["seq"] if raw else 0
+            if cursor >= last and not (json.loads(raw).get("holes") if raw else None):
+                return
+            assert time.monotonic() < deadline, f"the background graph is at change {cursor} of {last} after {timeout:.0f}s"
+            time.sleep(0.1)
+    finally:
+        engine.dispose()
+
+
 def clone_database(template_url: str) -> str:
     """A new PostgreSQL database copied from ``template_url``'s (which nobody may be connected to)."""
     import time

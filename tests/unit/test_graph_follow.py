@@ -169,6 +169,16 @@ def test_a_crash_mid_round_resumes_from_the_cursor_with_nothing_doubled(world) -
     assert len(cited(world, "Ann")) == 14 and names(world) == {"Ann", "Ben", "Cyd", *(town(i) for i in range(40))}
 
 
+def test_an_idle_worker_writes_nothing(world) -> None:
+    extractor = Capitals()
+    follow = follower(world, extractor)
+    remember(world, "Alice met Bob.")
+    drain(follow)
+    state, lease = world.store.follow_state(), world.store.follow_lease
+    assert follow.step() == follow.step() and follow.step().changes == 0
+    assert (world.store.follow_state(), world.store.follow_lease) == (state, lease)  # not even the lease
+
+
 def test_one_worker_per_store(world) -> None:
     extractor = Capitals()
     first, second = follower(world, extractor), follower(world, extractor)
@@ -186,7 +196,7 @@ class Hiding:
         self.store, self.hidden = store, {hidden}
 
     def changes_after(self, seq, limit):
-        return [w for w in self.store.changes_after(seq, limit) if w[0] not in self.hidden]
+        return [w for w in self.store.changes_after(seq, 10_000) if w[0] not in self.hidden][:limit]
 
     def changes_at(self, seqs, collections):
         return [w for w in self.store.changes_at(seqs, collections) if w[0] not in self.hidden]
