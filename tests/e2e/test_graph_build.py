@@ -18,7 +18,8 @@ from tests.support.mcp_procs import BlockingClient, blocking, stdio_session
 pytestmark = pytest.mark.slow
 LOCOMO = Path(os.environ.get("MEMTROVE_LOCOMO_DIR", Path(__file__).resolve().parents[3] / "shared" / "locomo")
               ) / "conv-26.json"
-ENV = {"MEMTROVE_TOOLSETS": "core,graph,zapomni,time"}
+ENV = {"MEMTROVE_TOOLSETS": "core,graph,zapomni,time",
+       "MEMTROVE_GRAPH_BACKGROUND": "false"}  # build_graph alone builds here: its counts are asserted
 SESSIONS = 4  # Caroline and Melanie's first four sessions: 70 turns
 
 

@@ -38,7 +38,7 @@ def settled(client: BlockingClient, build_id: str, timeout: float = 300.0) -> di
 @pytest.fixture(scope="module")
 def hurried(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]:
     """A server whose tool calls answer within a millisecond: a build is still loading its model then."""
-    env = {"MEMTROVE_TOOLSETS": TOOLSETS, "MEMTROVE_CALL_BUDGET": "0.001"}
+    env = {"MEMTROVE_TOOLSETS": TOOLSETS, "MEMTROVE_GRAPH_BACKGROUND": "false", "MEMTROVE_CALL_BUDGET": "0.001"}
     with blocking(stdio_session(tmp_path_factory.mktemp("first-hour") / "data", env)) as client:
         yield client
 
@@ -76,7 +76,7 @@ def test_an_entity_written_by_the_tools_is_found_by_meaning_until_deleted(hurrie
 
 @pytest.fixture(scope="module")
 def documented(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingClient]:
-    env = {"MEMTROVE_TOOLSETS": TOOLSETS, "MEMTROVE_CALL_BUDGET": "900"}
+    env = {"MEMTROVE_TOOLSETS": TOOLSETS, "MEMTROVE_GRAPH_BACKGROUND": "false", "MEMTROVE_CALL_BUDGET": "900"}
     with blocking(stdio_session(tmp_path_factory.mktemp("first-hour-docs") / "data", env)) as client:
         call(client, "artifact_ingest", artifact_type="doc", source_system="docs", source_id="README.md",
              content=README)
