@@ -106,3 +106,14 @@ def test_the_servers_retriever_gets_the_rerank_model(env: pytest.MonkeyPatch, tm
         assert retriever.scorer is not None  # the learned stage: what a failing rerank model falls back to
     finally:
         app.shutdown_resources()
+
+
+def test_a_rule_over_several_settings_says_its_own_line(env: pytest.MonkeyPatch) -> None:
+    """Before: 'Invalid setting ?={every variable set, keys included}: Value error, ...' (the validator's input)."""
+    env.setenv("MEMTROVE_VECTOR_STORE", "pgvector")
+    env.setenv("OPENAI_API_KEY", "sk-never-shown")
+    env.delenv("MEMTROVE_DATABASE_URL", raising=False)
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings()
+    assert str(caught.value) == ("Invalid setting MEMTROVE_VECTOR_STORE=pgvector keeps vectors in PostgreSQL: set "
+                                 "MEMTROVE_DATABASE_URL to a postgresql:// URL")
