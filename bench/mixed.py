@@ -107,6 +107,13 @@ async def ingest(client: Any, corpus: Corpus, holds: Sequence[str], say: Any) ->
             "records": {h: sum(1 for k in kind.values() if k == h) for h in holds}}
 
 
+def collection_of(hit: dict[str, Any], stored: dict[str, Any]) -> str | None:
+    """turns, facts or documents (a chunk's id is not an artifact's: its type and artifact say)."""
+    if hit["type"] in ("chunk", "artifact") or hit.get("artifact_id") in stored["doc_of"]:
+        return "documents"
+    return stored["kind"].get(hit["id"])
+
+
 def evidence_in(ranked: list[dict[str, Any]], stored: dict[str, Any], kinds: Sequence[str]) -> list[frozenset[str]]:
     """What each result stands for, counting only results of ``kinds``."""
     return [frozenset(stored["points"].get(h["id"], ())) if stored["kind"].get(h["id"]) in kinds else frozenset()
@@ -186,7 +193,7 @@ def score(corpus: Corpus, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
         out[collection]["ratio@10"] = round(m / a, 3) if a else None
         either = out["turn or fact"]["mixed"]["recall@10"]
         out[collection]["turn or fact / alone@10"] = round(either / a, 3) if a else None
-    docs_in = [sum(mixed["stored"]["kind"].get(h["id"]) == "documents" for h in r[:10]) for r in mixed["asked"]["locomo"]]
+    docs_in = [sum(collection_of(h, mixed["stored"]) == "documents" for h in r[:10]) for r in mixed["asked"]["locomo"]]
     out["documents among the first 10 of a conversation question"] = mean(docs_in)
     passage_scores: dict[str, Any] = {}
     for name in ("documents", "mixed"):
@@ -197,7 +204,7 @@ def score(corpus: Corpus, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
             k: v for k, v in scores.summary().items() if k != "latency_ms"}
     a, m = passage_scores["alone"]["hit@5"], passage_scores["mixed"]["hit@5"]
     out["passages"] = {**passage_scores, "ratio hit@5": round(m / a, 3) if a else None}
-    talk = [sum(mixed["stored"]["kind"].get(h["id"]) in ("turns", "facts") for h in r[:5])
+    talk = [sum(collection_of(h, mixed["stored"]) in ("turns", "facts") for h in r[:5])
             for r in mixed["asked"]["documents"]]
     out["conversation results among the first 5 of a document question"] = mean(talk)
     return out
