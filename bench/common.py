@@ -13,18 +13,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from domain.search.retrieval import DEFAULT_PROFILE, PROFILES, SIGNALS
+
 KS = (1, 5, 10, 20)
+_RECALL = PROFILES[DEFAULT_PROFILE]
 
 # Baselines as weight profiles of the bench's server: words of the record itself only (no
 # neighbouring turns), and for plain RRF equal weights with k = 60.
 BENCH_PROFILES = {"bench-bm25": {"lexical": 1.0, "exact": 0.0, "context": 0.0},
-                  "bench-plain-rrf": {"lexical": 1.0, "semantic": 1.0, "exact": 0.0, "k": 60, "context": 0.0},
+                  "bench-plain-rrf": {"lexical": 1.0, "semantic": 1.0, "exact": 0.0, "k": 60, "context": 0.0,
+                                      "rerank": False},
+                  # memtrove's default profile with the rerank stage off (the fused order; issue 43.3)
+                  "bench-rerank-off": {**{s: _RECALL.of(s) for s in SIGNALS}, "k": _RECALL.k, "context": _RECALL.context,
+                                       "rerank": False},
                   # memtrove's default profile (graph 0.1, dates 0.5) with the graph signal off and at two other weights
                   **{f"bench-graph-{int(w * 100):02d}": {"lexical": 0.55, "semantic": 0.3, "exact": 0.1, "k": 10,
                                                           "contextual": 0.1, "graph": w, "when": 0.5} for w in (0.0, 0.05, 0.2)},
                   # and with the date signal (0.5 in the default profile) off and at two other weights
                   **{f"bench-when-{int(w * 100):02d}": {"lexical": 0.55, "semantic": 0.3, "exact": 0.1, "k": 10,
                                                          "contextual": 0.1, "graph": 0.1, "when": w} for w in (0.0, 0.3, 0.8)}}
+RERANK_OFF: dict[str, dict[str, Any]] = {"memtrove hybrid, rerank off": {"profile": "bench-rerank-off"}}
 BASELINES: dict[str, dict[str, Any]] = {
     "BM25 alone": {"mode": "lexical", "profile": "bench-bm25"},
     "vectors alone": {"mode": "vector"},

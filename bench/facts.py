@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    BASELINES, Scores, call, latency, per_second, recall_table, result_ids, run_and_report, server,
+    BASELINES, RERANK_OFF, Scores, call, latency, per_second, recall_table, result_ids, run_and_report, server,
     server_peak_rss_mb,
 )
 from bench.turns import EVIDENCE, Conversation, load
 
 OBSERVATION = re.compile(r"session_(\d+)_observation")
-CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "profile default": {"profile": "default"}, **BASELINES}
+CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, **RERANK_OFF, "profile default": {"profile": "default"},
+                                      **BASELINES}
 
 
 def session_date(text: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    BASELINES, Scores, call, latency, per_second, recall_table, result_ids, run_and_report, server,
+    BASELINES, RERANK_OFF, Scores, call, latency, per_second, recall_table, result_ids, run_and_report, server,
     server_peak_rss_mb,
 )
 
@@ -28,7 +28,7 @@ EVIDENCE = re.compile(r"D(\d+):(\d+)")
 SESSION = re.compile(r"session_(\d+)")
 
 # name -> hybrid_search arguments (the baselines' profiles are the bench server's).
-CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, "memtrove lexical": {"mode": "lexical"}, **BASELINES,
+CONFIGS: dict[str, dict[str, Any]] = {"memtrove hybrid": {}, **RERANK_OFF, "memtrove lexical": {"mode": "lexical"}, **BASELINES,
                                       **{f"hybrid + graph {w}": {"profile": f"bench-graph-{w}"} for w in ("00", "05", "20")},
                                       **{f"hybrid + dates {w}": {"profile": f"bench-when-{w}"} for w in ("00", "30", "80")}}
 

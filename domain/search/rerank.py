@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -27,6 +28,8 @@ from domain.search.when import hit_time
 DEPTH = 50  # candidates the stage reorders (of the fused ranking, before the per-artifact cap and the limit)
 KINDS = ("memory", "history", "chunk", "artifact", "entity")
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
+_ENDINGS = ("", "e", "s", "es", "ed", "d", "ing", "er", "ers", "y", "ies")
+_TOKEN = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,7 @@ def stem(word: str) -> str:
 FEATURES: tuple[str, ...] = (
     *(f"rr_{s}" for s in SIGNALS), *(f"rel_{s}" for s in SIGNALS if s not in VECTOR_SIGNALS),
     "cos", "cos_gap", "cos_context", "fused_rr", "fused_rel", "signals",
-    "cover_idf", "cover_all", "cover_rarest", "cover_count", "near_cover_gain", "near_lexical",
+    "cover_idf", "cover_all", "cover_rarest", "cover_count", "near_cover_gain", "near_lexical", "near_cos",
     "title_cover", "length", "recency", "dated", "in_span",
     *(f"is_{k}" for k in KINDS),
 )
@@ -63,13 +66,19 @@ def features(hits: Sequence[Hit], ranked: Mapping[str, Sequence[Hit]], evidence:
     weight = {w: max(evidence.idf.get(w, 1.0), 1e-6) for w in evidence.words}
     total = sum(weight.values()) or 1.0
     rarest = max(weight, key=lambda w: (weight[w], w)) if weight else None
-    # Longer stems first: at a word that two of them begin, the longer one is the word found.
-    listed = sorted(weight, key=lambda w: -len(stem(w)))
-    pattern = re.compile("|".join(rf"(?P<w{i}>{_starts(w)})" for i, w in enumerate(listed))) if weight else None
-    names = {f"w{i}": w for i, w in enumerate(listed)}
+    roots = {w: _root(w) for w in weight}
 
     def found(text: str) -> set[str]:
-        return {names[m.lastgroup] for m in pattern.finditer(text.lower()) if m.lastgroup} if pattern else set()
+        """The query words ``text`` holds (by their stems; the text's words read once, sorted for prefixes)."""
+        tokens = set(_TOKEN.findall(text.lower()))
+        words = sorted(tokens)
+        held: set[str] = set()
+        for w, (root, forms) in roots.items():
+            if forms and not forms.isdisjoint(tokens):
+                held.add(w)
+            elif not forms and (i := bisect_left(words, root)) < len(words) and words[i].startswith(root):
+                held.add(w)
+        return held
 
     held = [found(h.content) for h in hits]
     where = {place: i for i, h in enumerate(hits) if (place := _place(h)) is not None}
@@ -101,6 +110,7 @@ def features(hits: Sequence[Hit], ranked: Mapping[str, Sequence[Hit]], evidence:
         row["near_cover_gain"] = sum(weight[w] for w in around - mine) / total
         row["near_lexical"] = max((_ratio(scores.get("lexical", {}).get(hits[j].id, 0.0), best.get("lexical", 0.0))
                                    for j in near), default=0.0)
+        row["near_cos"] = max((float(hits[j].fields.get("similarity") or 0.0) for j in near), default=0.0)
         row["title_cover"] = sum(weight[w] for w in found(_title(hit))) / total
         row["length"] = min(1.0, math.log1p(len(hit.content)) / math.log(5000.0))
         when = times[i]
@@ -113,11 +123,12 @@ def features(hits: Sequence[Hit], ranked: Mapping[str, Sequence[Hit]], evidence:
     return rows
 
 
-def _starts(word: str) -> str:
-    """A pattern for the words a query word stands for: those its stem begins; a stem of 4 letters or fewer
-    only with a common ending ("go" is not "good"; "races" finds "racing")."""
-    root = re.escape(stem(word))
-    return rf"\b{root}" if len(stem(word)) > 4 else rf"\b{root}(?:e|s|es|ed|d|ing|er|ers|y|ies)?\b"
+def _root(word: str) -> tuple[str, frozenset[str]]:
+    """The stem a query word's forms begin with, and (for a stem of 4 letters or fewer) the only forms it
+    stands for: the stem with a common ending ("go" is not "good"; "races" finds "racing"). No forms: any
+    word the stem begins."""
+    root = stem(word)
+    return (root, frozenset()) if len(root) > 4 else (root, frozenset(root + e for e in _ENDINGS))
 
 
 def _ratio(value: float, best: float) -> float:

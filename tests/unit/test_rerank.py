@@ -51,6 +51,7 @@ def test_a_turn_is_credited_with_its_neighbours_words_and_lexical_rank_among_the
             turn(9, "nothing here", 0.1, {"semantic": 2})]
     rows = features(hits, {"lexical": [Hit("t5", "history", 4.0, "")]}, EVIDENCE)
     assert rows[0]["near_cover_gain"] == pytest.approx(7 / 8) and rows[0]["near_lexical"] == 1.0
+    assert rows[0]["near_cos"] == 0.5 and rows[2]["near_cos"] == 0.0
     assert rows[2]["near_cover_gain"] == 0.0 and rows[2]["near_lexical"] == 0.0  # turn 9 has no neighbour here
 
 
