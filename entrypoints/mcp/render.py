@@ -42,9 +42,9 @@ def preview(text: str, width: int = 80) -> str:
 
 
 # Not copied into a shown hit: the snippet (placed first, or replaced by ``content``), the expansion
-# flag (``content`` shows it) and the retention policy (it says nothing about why the hit matched;
-# artifact_get has it).
-_UNSHOWN = frozenset({"retention_policy", "expanded", "snippet", "whole"})
+# flag (``content`` shows it), the retention policy (it says nothing about why the hit matched;
+# artifact_get has it) and a passage's chunk range (its start_char/end_char say where it is).
+_UNSHOWN = frozenset({"retention_policy", "expanded", "snippet", "whole", "chunk_range"})
 
 
 def hit(h: Hit, ranked: bool = True) -> dict[str, Any]:

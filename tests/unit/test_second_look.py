@@ -149,3 +149,28 @@ def test_the_setting_names_the_switch_and_refuses_anything_but_a_flag() -> None:
     with pytest.raises(ConfigurationError, match="second_look"):
         Settings(memtrove_search_weights={"mine": {"lexical": 0.5, "second_look": 2}}).retrieval()
     assert Weights(1.0, 0.0, 0.0).second_look is True
+
+
+def test_a_passage_of_code_chunks_names_its_first_and_last_line() -> None:
+    from domain.model import Hit
+    from domain.search.second_look import Span, passage_hit
+
+    text, chunks = cut(["def a():\n    pass\n", "def b():\n    pass\n", "def c():\n    pass\n"])
+    chunks = [replace(c, metadata={"start_line": 1 + 2 * c.index, "end_line": 2 + 2 * c.index, "language": "python",
+                                   "section_anchor": "x", "heading_levels": [1]}) for c in chunks]
+    slot = Hit(chunks[1].id, "chunk", 0.5, chunks[1].content, {"artifact_id": "a", "chunk_index": 1,
+                                                                "signals": {"lexical": 1}, "similarity": None})
+    hit = passage_hit(slot, [slot], chunks, Span(0, 1, chunks[0].start_char, chunks[1].end_char, 1.0, 1))
+    assert hit.content == text[:chunks[1].end_char] and hit.id == chunks[1].id
+    assert hit.fields["structure"] == {"start_line": 1, "end_line": 4, "language": "python"}  # no anchor, no levels
+    assert (hit.fields["start_char"], hit.fields["end_char"], hit.fields["chunk_range"]) == (0, chunks[1].end_char, [0, 1])
+    assert hit.fields["signals"] == {"lexical": 1}
+
+
+def test_query_words_match_text_words_by_their_root() -> None:
+    from domain.search.passage_ranking import word_counter
+
+    counted = word_counter(["sorting", "io", "Keys"])
+    assert counted("Sorted lists sort; the IO layer and io, not ion or radio. KEYS, key, keyed.") == \
+        {0: 2, 1: 2, 2: 3}  # sort- (sorted, sort), io alone (a short root), key- (KEYS, key, keyed)
+    assert word_counter([])("anything") == {}
