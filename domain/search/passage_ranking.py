@@ -43,6 +43,7 @@ class Look:
     heading: float = 0.3  # its heading path's words
     mean: float = 0.3  # a passage: its best chunk's score plus this share of its chunks' mean
     b: float = 0.75  # BM25's length normalisation of a chunk against the document's
+    reach: int = 8  # chunks read before the first and after the last chunk the search retrieved (0: all)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,8 +41,7 @@ class SecondLook:
         if not places or not words:
             return hits
         idf = shared_idf([self.stats(c, words, ()) for c in collections], words)
-        documents = {a: self.artifacts.chunk_window(a, 0, LAST, any(hits[i].fields.get("indexing") for i in where))
-                     for a, where in places.items()}
+        documents = {a: self._around(a, [hits[i] for i in where]) for a, where in places.items()}
         shown: list[Hit | None] = list(hits)
         for artifact_id, where in places.items():
             found = [hits[i] for i in where]
@@ -53,6 +52,16 @@ class SecondLook:
             for i, place in enumerate(where):  # fewer passages than places: they cover the document
                 shown[place] = passage_hit(hits[place], found, chunks, spans[i]) if i < len(spans) else None
         return [h for h in shown if h is not None]
+
+    def _around(self, artifact_id: str, found: Sequence[Hit]) -> list[ArtifactChunk]:
+        """The document's chunks from ``Look.reach`` before its first retrieved chunk to as many after its
+        last (every chunk when ``reach`` is 0)."""
+        indexing = any(h.fields.get("indexing") for h in found)
+        if not self.look.reach:
+            return self.artifacts.chunk_window(artifact_id, 0, LAST, indexing)
+        at = [int(h.fields["chunk_index"]) for h in found]
+        return self.artifacts.chunk_window(artifact_id, max(0, min(at) - self.look.reach), max(at) + self.look.reach,
+                                           indexing)
 
 LAST = 2**31 - 1  # chunk_window's bound for "every chunk of the document"
 # What of a chunk's metadata a passage does not show (a result page has no tokens to spare): the headings'

@@ -174,3 +174,22 @@ def test_query_words_match_text_words_by_their_root() -> None:
     assert counted("Sorted lists sort; the IO layer and io, not ion or radio. KEYS, key, keyed.") == \
         {0: 2, 1: 2, 2: 3}  # sort- (sorted, sort), io alone (a short root), key- (KEYS, key, keyed)
     assert word_counter([])("anything") == {}
+
+
+def test_the_second_look_reads_the_chunks_around_the_retrieved_ones(aworld) -> None:
+    from domain.artifacts.usecases import CHUNKS
+    from domain.model import Hit
+    from domain.search.second_look import SecondLook
+    from domain.search.lexical import LexicalStats
+
+    doc = ingest(aworld, IngestRequest("doc", "drive", DOC, source_id="d")).artifact
+    chunks = aworld.artifacts.chunks_of(doc.id)
+    far = next(c for c in chunks if "replay" in c.content)
+    assert far.index >= 5, "test setup: the answer lies far from the first chunks"
+    retrieved = [Hit(chunks[1].id, "chunk", 0.5, chunks[1].content, {"artifact_id": doc.id, "chunk_index": 1})]
+    stats = lambda _c, words, _t: LexicalStats(len(chunks), {w: 1 for w in words})  # noqa: E731
+    query = "purge its replay cache"
+    near = SecondLook(aworld.artifacts, stats, Look(reach=2))(query, retrieved, [CHUNKS])
+    everywhere = SecondLook(aworld.artifacts, stats, Look(reach=0))(query, retrieved, [CHUNKS])
+    assert near[0].fields["start_char"] >= chunks[0].start_char and near[0].fields["end_char"] <= chunks[3].end_char
+    assert "replay cache" in everywhere[0].content and "replay cache" not in near[0].content
