@@ -2,7 +2,8 @@
 
 Retrieval ranks chunks one by one; a document's answer often lies in a chunk that no signal put near
 the top, or across two adjacent chunks. For each document among a search's results the second look
-reads all of its chunks and ranks passages of it (domain/search/passage_ranking.py: runs of adjacent
+reads its chunks around the retrieved ones (``Look.reach``: 8 before the first, 8 after the last)
+and ranks passages of them (domain/search/passage_ranking.py: runs of adjacent
 chunks up to ~1,500 characters, scored by the query's words with the search's idf, the search's own
 fused score and the heading path). The
 document keeps the places its chunks took in the results, filled by its best passages, best first;
