@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,8 @@ def features(hits: Sequence[Hit], ranked: Mapping[str, Sequence[Hit]], evidence:
     early, late = (min(known), max(known)) if known else (0.0, 0.0)
     top_cos = max((h.fields.get("similarity") or -1.0 for h in hits), default=0.0)
     top_fused = hits[0].score if hits and hits[0].score > 0 else 1.0
+    kinds = [h.type for h in hits]
+    typical = {k: statistics.median(len(h.content) + 1 for h in hits if h.type == k) for k in set(kinds)}
     rows: list[dict[str, float]] = []
     for i, hit in enumerate(hits):
         ranks = hit.fields.get("signals") or {}
@@ -112,7 +115,8 @@ def features(hits: Sequence[Hit], ranked: Mapping[str, Sequence[Hit]], evidence:
                                    for j in near), default=0.0)
         row["near_cos"] = max((float(hits[j].fields.get("similarity") or 0.0) for j in near), default=0.0)
         row["title_cover"] = sum(weight[w] for w in found(_title(hit))) / total
-        row["length"] = min(1.0, math.log1p(len(hit.content)) / math.log(5000.0))
+        # Against the candidates of its own kind: a memory is not shorter evidence than a document chunk.
+        row["length"] = max(-1.0, min(1.0, math.log((len(hit.content) + 1) / typical[kinds[i]]) / math.log(10.0)))
         when = times[i]
         row["recency"] = (when - early) / (late - early) if when is not None and late > early else 0.5
         row["dated"] = float(bool(evidence.spans))

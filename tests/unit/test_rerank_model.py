@@ -35,6 +35,24 @@ def test_the_shipped_model_reads_the_domains_features_and_scores_deterministical
     assert scorer.score(rows[::-1]) == first[::-1]  # each candidate's score is its own
 
 
+def test_a_short_memory_first_by_meaning_and_by_words_stays_above_long_document_chunks() -> None:
+    """The e2e mixed store (tests/e2e/test_mixed_store_ranking.py): the one memory holding "heronpond" was put
+    second, below a long chunk, by a model that read a record's length against every kind of candidate."""
+    memory = Hit("m", "memory", 0.1, "The heronpond staging database is restored every Sunday night.",
+                 {"signals": {"semantic": 1, "lexical": 1}, "similarity": 0.62})
+    body = "Configure the staging database connection pool and logging handlers for each worker. " * 18
+    chunks = [Hit(f"a::chunk::{i}", "chunk", 0.098 - i / 1000, body, {
+        "artifact_id": "a", "chunk_index": 2 * i, "signals": {"semantic": i + 2, "lexical": i + 2},
+        "similarity": 0.61 - i / 100, "provenance": {"title": "logging-cookbook"},
+        "structure": {"heading_path": ["Logging Cookbook"]}}) for i in range(12)]
+    hits = [memory, *chunks]
+    ranked = {"semantic": hits, "lexical": [Hit(h.id, h.type, 9.0 - n, "") for n, h in enumerate(hits)]}
+    rows = features(hits, ranked, Evidence(("heronpond", "staging", "database"),
+                                           {"heronpond": 6.0, "staging": 2.5, "database": 2.0}))
+    scores = LearnedCandidateScorer().score(rows)
+    assert scores[0] == max(scores), scores
+
+
 def test_its_version_names_the_file_and_its_digest() -> None:
     digest = hashlib.sha256(DEFAULT_MODEL.read_bytes()).hexdigest()[:12]
     assert LearnedCandidateScorer().version == f"rerank-v1@{digest}"
