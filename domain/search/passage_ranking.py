@@ -119,7 +119,9 @@ def passages(chunks: Sequence[ArtifactChunk], words: Sequence[str], idf: Mapping
         return []
     counted = word_counter(words)
     weight = [float(idf.get(w, 1.0)) for w in words]
-    counts = [counted(c.content) for c in chunks]
+    # A chunk its chunker keeps out of the indexes (an email's quoted history) is in no passage.
+    free = [c.metadata.get("indexed", True) is not False for c in chunks]
+    counts = [counted(c.content) if free[i] else Counter() for i, c in enumerate(chunks)]
     lengths = [len(c.content) for c in chunks]  # in characters: BM25 compares the document's chunks only
     average = sum(lengths) / len(lengths) or 1.0
     own = [sum(weight[i] * saturated(tf, n, average, b=look.b) for i, tf in held.items())
@@ -127,10 +129,10 @@ def passages(chunks: Sequence[ArtifactChunk], words: Sequence[str], idf: Mapping
     paths = {path: sum(weight[i] for i in set(counted(path)))
              for path in {" ".join(map(str, c.metadata.get("heading_path") or [])) for c in chunks}}
     headed = [paths[" ".join(map(str, c.metadata.get("heading_path") or []))] for c in chunks]
-    parts = [(look.words, own), (look.evidence, [evidence.get(c.id, 0.0) for c in chunks]), (look.heading, headed)]
+    parts = [(look.words, own), (look.evidence, [evidence.get(c.id, 0.0) for c in chunks]),
+             (look.heading, [h if f else 0.0 for h, f in zip(headed, free)])]
     columns = [(w, scaled(values)) for w, values in parts]
     score = [sum(w * column[i] for w, column in columns) for i in range(len(chunks))]
-    free = [True] * len(chunks)
     taken: list[Span] = []
     grown: dict[int, tuple[int, int, int]] = {}  # anchor -> its run (grown again when a taken passage cut it)
     while len(taken) < count and any(free):

@@ -73,20 +73,18 @@ UNSHOWN_STRUCTURE = frozenset({"indexed", "heading_levels", "section_anchor"})
 def passage_hit(slot: Hit, found: Sequence[Hit], chunks: Sequence[ArtifactChunk], span: Span) -> Hit:
     """The passage as a chunk hit in ``slot``'s place (its score: the order stays the search's): the
     anchor chunk's id and index, its text, its ``start_char``/``end_char`` in the artifact and, when it
-    joins several chunks, their first and last index (``chunk_range``). Its ``signals`` are those of
-    the chunks the search retrieved inside it (each signal's best rank), or else its rank in the
-    document by this second look (``in_document``)."""
+    joins several chunks, their first and last index (``chunk_range``). Its ``signals`` and
+    ``similarity`` are those of the place's chunk when the passage holds it, else of the best chunk
+    the search retrieved inside it, else its rank in the document by this second look (``in_document``)."""
     inside = chunks[span.first:span.last + 1]
     anchor = chunks[span.anchor]
     ids = {c.id for c in inside}
     retrieved = [h for h in found if h.id in ids]
-    own = next((h for h in retrieved if h.id == anchor.id), retrieved[0] if retrieved else slot)
-    signals: dict[str, int] = {}
-    for hit in retrieved:
-        for signal, rank in (hit.fields.get("signals") or {}).items():
-            signals[signal] = min(rank, signals.get(signal, rank))
-    similarity = max((h.fields["similarity"] for h in retrieved if h.fields.get("similarity") is not None),
-                     default=None)
+    # What ranked the passage: the chunk of its place when the passage holds it (its score and signals
+    # agree then), else the best retrieved chunk it holds; the document's fields either way.
+    own = slot if slot.id in ids else (retrieved[0] if retrieved else slot)
+    signals = own.fields.get("signals") if own.id in ids else None
+    similarity = own.fields.get("similarity") if own.id in ids else None
     structure = {k: v for k, v in anchor.metadata.items() if k not in UNSHOWN_STRUCTURE}
     for key, chunk in (("start_line", inside[0]), ("end_line", inside[-1])):  # a passage of code: its lines
         if key in structure and key in chunk.metadata:

@@ -193,3 +193,12 @@ def test_the_second_look_reads_the_chunks_around_the_retrieved_ones(aworld) -> N
     everywhere = SecondLook(aworld.artifacts, stats, Look(reach=0))(query, retrieved, [CHUNKS])
     assert near[0].fields["start_char"] >= chunks[0].start_char and near[0].fields["end_char"] <= chunks[3].end_char
     assert "replay cache" in everywhere[0].content and "replay cache" not in near[0].content
+
+
+def test_a_chunk_kept_out_of_the_indexes_is_in_no_passage() -> None:
+    # An email's quoted history (the email chunker marks it ``indexed: False``) holding the words.
+    text, chunks = cut(["Thanks, the frobnicator quota is fixed. " + FILLER, "> the frobnicator quota broke. " + FILLER,
+                        FILLER * 2])
+    chunks[1] = replace(chunks[1], metadata={"indexed": False})
+    found = passages(chunks, ["frobnicator", "quota"], {}, {}, 3)
+    assert found and all(not s.first <= 1 <= s.last for s in found), found
