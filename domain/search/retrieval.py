@@ -41,11 +41,12 @@ class Weights:
 
 
 PROFILES: Mapping[str, Weights] = {
-    # Spec 004 Part 2 ("trigram" is the exact-token signal), with its k = 60.
-    "default": Weights(lexical=0.4, semantic=0.5, exact=0.1),
-    "technical": Weights(lexical=0.5, semantic=0.35, exact=0.15),
-    "conversational": Weights(lexical=0.25, semantic=0.7, exact=0.05),
-    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4),
+    # Spec 004 Part 2 ("trigram" is the exact-token signal), with its k = 60: plain weighted RRF, each
+    # hit's score the fusion of its own ranks (no rerank stage), as the spec defines them.
+    "default": Weights(lexical=0.4, semantic=0.5, exact=0.1, rerank=False),
+    "technical": Weights(lexical=0.5, semantic=0.35, exact=0.15, rerank=False),
+    "conversational": Weights(lexical=0.25, semantic=0.7, exact=0.05, rerank=False),
+    "code": Weights(lexical=0.3, semantic=0.3, exact=0.4, rerank=False),
     # memtrove's default: chosen on the LoCoMo benchmark (README "Retrieval quality"). With the
     # local MiniLM model, words (BM25 with neighbouring turns) carry about twice the evidence that
     # vectors do, and a small k lets a first rank in either signal decide. The turn-in-context vectors

@@ -28,12 +28,24 @@ DEFAULT_WEIGHTS = {"lexical": 0.55, "semantic": 0.3, "contextual": 0.1, "exact":
 DEFAULT_K = 10
 
 
-def check_fused_score(r: dict[str, Any]) -> None:
-    """A hit's score is weighted RRF over the signals that ranked it, and it names their ranks."""
-    assert r["signals"] and set(r["signals"]) <= set(DEFAULT_WEIGHTS), r
-    expected = sum(DEFAULT_WEIGHTS[s] / (DEFAULT_K + rank) for s, rank in r["signals"].items())
-    assert abs(r["score"] - expected) < 2e-6 and 0 < r["score"] <= sum(DEFAULT_WEIGHTS.values()) / (DEFAULT_K + 1), r
+SPEC_DEFAULT_WEIGHTS, SPEC_K = {"lexical": 0.4, "semantic": 0.5, "exact": 0.1}, 60  # spec 004's "default" profile
+
+
+def check_fused_score(r: dict[str, Any], weights: dict[str, float] = DEFAULT_WEIGHTS, k: int = DEFAULT_K,
+                      reranked: bool = True) -> None:
+    """A hit names the ranks of the signals that found it, and its score is on their weighted RRF's scale.
+
+    Without the rerank stage (spec 004's profiles) the score is exactly the weighted RRF of its own ranks;
+    with it (memtrove's default profile) a hit the stage moved shows the fused score of the place it took,
+    so scores still fall down a page."""
+    assert r["signals"] and set(r["signals"]) <= set(weights), r
+    assert 0 < r["score"] <= sum(weights.values()) / (k + 1), r
+    if not reranked:
+        expected = sum(weights[s] / (k + rank) for s, rank in r["signals"].items())
+        assert abs(r["score"] - expected) < 2e-6, r
     assert (r["similarity"] is not None) == ("semantic" in r["signals"]), r
+
+
 # What "searched" / "collections" call the two artifact collections, and the optional ones.
 WHOLE, CHUNKS, MEMORY, HISTORY = "artifacts", "artifact_chunks", "memory", "history"  # the spec's names
 ENTITIES = "entities"  # the graph tools' entities, searched with include_memory
@@ -795,7 +807,11 @@ async def check_hybrid_defaults_and_scores(client: Any, corpus: Corpus) -> None:
     widest = await hybrid(client, FAMILY_QUERY, limit=SEARCH_ALL, include_memory=True, include_history=True)
     for r in widest["results"]:
         check_fused_score(r)
-        assert len(widest["searched"]) <= 5  # documents, chunks, memories, conversations, graph entities
+    assert len(widest["searched"]) <= 5  # documents, chunks, memories, conversations, graph entities
+    plain = await hybrid(client, FAMILY_QUERY, limit=SEARCH_ALL, profile="default")
+    for r in plain["results"]:
+        check_fused_score(r, SPEC_DEFAULT_WEIGHTS, SPEC_K, reranked=False)
+    assert [r["score"] for r in plain["results"]] == sorted((r["score"] for r in plain["results"]), reverse=True)
 
 
 async def check_hybrid_memory_and_history(client: Any, corpus: Corpus) -> None:
