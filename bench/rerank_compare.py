@@ -1,6 +1,7 @@
 """Compare model forms for the learned rerank stage on the SAME collected candidates, by leave-one-out only.
 
     python -m bench.rerank_compare [--root /tmp/memtrove-rerank] [--only NAME ...]
+    python -m bench.rerank_compare --only "linear lambda" --write /tmp/rerank-lambda.json  (a model learned.py loads)
 
 Each question's features (domain/search/rerank.py, exactly what the stage computes) are read once and cached
 beside the candidates (tables-<hash of rerank.py>.pkl). Each form is judged as bench/rerank_train.py judges the shipped one: the
@@ -132,14 +133,27 @@ def main(argv: Sequence[str] | None = None, say: Callable[[str], None] = print) 
     parser = argparse.ArgumentParser(prog="python -m bench.rerank_compare")
     parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--write", type=Path, default=None,
+                        help="write the model of the one form named by --only, trained on all DEV, to this file")
     args = parser.parse_args(argv)
     found = tables(args.root)
     say(header())
     say(line("off (fused order)", figures([(t, None) for t in found])))
-    for name, fit in {**FORMS, **TREE_FORMS}.items():
+    forms = {**FORMS, **TREE_FORMS}
+    for name, fit in forms.items():
         if args.only and name not in args.only:
             continue
-        say(line(name, judge(found, fit)))
+        figs = judge(found, fit)
+        say(line(name, figs))
+        if args.write and args.only == [name]:
+            import json
+
+            dev = [t for t in found if not (t.dataset == "passages" and t.group == "test")]
+            model = fit(dev).model()  # type: ignore[attr-defined]
+            model["trained_on"] = {"questions": len(dev), "form": name, "passages": "dev split",
+                                   "leave_one_out_and_test": figs}
+            args.write.write_text(json.dumps(model, separators=(",", ":")) + "\n", encoding="utf-8")
+            say(f"wrote {args.write}")
     return 0
 
 

@@ -101,9 +101,22 @@ def fit(ts: list[Table], hidden: int = 0, act: str = "tanh", lam: bool = False, 
         zz = (expand(t.x, relative) - mean) / scale
         return forward(params, zz)[0]
 
-    score.params = params  # type: ignore[attr-defined]
-    score.norm = (mean, scale)  # type: ignore[attr-defined]
+    score.model = lambda: exported(params, mean, scale, relative or act != "tanh")  # type: ignore[attr-defined]
     return score
+
+
+def exported(params: list[np.ndarray], mean: np.ndarray, scale: np.ndarray, unsupported: bool) -> dict[str, object]:
+    """The model in the shipped file's format (adapters/rerank/learned.py: plain features, tanh between layers)."""
+    from adapters.rerank.learned import FORMAT
+    from domain.search.rerank import FEATURES
+
+    if unsupported:
+        raise SystemExit("adapters/rerank/learned.py reads neither relative features nor relu layers")
+    layers = ([{"weights": params[0].T.tolist(), "bias": params[1].tolist()},
+               {"weights": [params[2].tolist()], "bias": params[3].tolist()}] if len(params) == 4
+              else [{"weights": [params[0].tolist()], "bias": params[1].tolist()}])
+    return {"format": FORMAT, "features": list(FEATURES), "mean": mean.tolist(), "scale": scale.tolist(),
+            "layers": layers}
 
 
 FORMS: dict[str, Callable[[list[Table]], Callable[[Table], np.ndarray]]] = {
