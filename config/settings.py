@@ -126,7 +126,7 @@ class Settings(RerankerSettings, BaseSettings):
     memtrove_extractor_timeout: float = Field(60.0, gt=0, le=600)
     memtrove_resolve_by_meaning: bool = True
     # The graph follows writes in the background (domain/graph/follow.py); documents only when asked.
-    memtrove_graph_background: bool = True
+    memtrove_graph_background: bool = False
     memtrove_graph_documents: bool = False
     memtrove_canonical_boost: float = Field(0.15, ge=0, le=10)  # spec 004 Part 2's canonical boost weight  # write_document_to_file writes only here (default <data dir>/exports)  # comma-separated toolsets (core, sessions, zapomni) or all
 
@@ -238,7 +238,9 @@ class Settings(RerankerSettings, BaseSettings):
         """Fusion settings: spec 004's profiles, overridden or extended by MEMTROVE_SEARCH_WEIGHTS."""
         profiles = dict(PROFILES)
         for name, given in self.memtrove_search_weights.items():
-            signals = {s: float(given.get(s, 0.0)) for s in SIGNALS}
+            # A profile that exists keeps what the setting does not name (e.g. only its second_look switched).
+            base = profiles.get(name, Weights(0.0, 0.0, 0.0))
+            signals = {s: float(given.get(s, base.of(s))) for s in SIGNALS}
             unknown = sorted(set(given) - {*SIGNALS, "k", "context", "second_look", "rerank"})
             if (unknown or min(signals.values()) < 0 or not any(signals.values())
                     or given.get("second_look", 1.0) not in (0.0, 1.0)
@@ -248,8 +250,7 @@ class Settings(RerankerSettings, BaseSettings):
                     f"Invalid setting MEMTROVE_SEARCH_WEIGHTS: profile {name!r} needs non-negative weights "
                     "lexical, semantic, contextual, exact (at least one above 0), optionally k (1-1000) "
                     "and context (0-1), second_look (true or false), rerank (true or false)")
-            base = profiles.get(name, Weights(0.0, 0.0, 0.0))
-            profiles[name] = Weights(**{s: float(given.get(s, base.of(s))) for s in SIGNALS},
+            profiles[name] = Weights(**signals,
                                      k=int(given.get("k", base.k)), context=float(given.get("context", base.context)),
                                      second_look=bool(given.get("second_look", base.second_look)),
                                      rerank=bool(given.get("rerank", base.rerank)))

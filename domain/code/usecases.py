@@ -146,7 +146,8 @@ class SearchCode:
             where["language"] = languages[0]
         by_id = {cb.id: cb for cb in found}
         fetch = count * 3 if kind else count
-        hits = self.retrieve(text, {WHOLE: where, CHUNKS: dict(where)}, fetch, mode, profile)
+        # No rerank stage: its model learned from conversations and prose, never from code.
+        hits = self.retrieve(text, {WHOLE: where, CHUNKS: dict(where)}, fetch, mode, profile, reranked=False)
         keys = symbol_keys(text)
         results: list[CodeHit] = []
         files: dict[tuple[str, str], CodeFile | None] = {}

@@ -33,8 +33,8 @@ class Weights:
     symbol: float = 0.0
     # The rerank stage (domain/search/rerank.py) orders the best fused candidates; off: the fused order.
     rerank: bool = True
-    # The second look at a found document's chunks (domain/search/second_look.py); off: chunks as retrieved.
-    second_look: bool = True
+    # The second look at a found document's chunks (domain/search/second_look.py), opt-in for now; off: chunks as retrieved.
+    second_look: bool = False
 
     def of(self, signal: str) -> float:
         return float(getattr(self, signal))

@@ -53,12 +53,12 @@ class Retriever:
 
     def __call__(self, query: str, wheres: Mapping[str, Filter], limit: int, mode: object = None,
                  profile: object = None, context: RequestContext | None = None,
-                 per_artifact: int | None = None, notes: list[str] | None = None) -> list[Hit]:
+                 per_artifact: int | None = None, notes: list[str] | None = None, reranked: bool = True) -> list[Hit]:
         """Up to ``limit`` hits across the collections in ``wheres`` (collection -> its index filter).
 
         Each signal ranks the collections' hits together; the signals' rankings are fused by
         weighted RRF. The rerank stage then orders the best fused candidates (unless the profile turns it
-        off, or the mode asks for one signal's order); a text reranker that fails leaves it to the learned
+        off, the caller says ``reranked=False``, or the mode asks for one signal's order); a text reranker that fails leaves it to the learned
         scorer and appends a warning to ``notes``. Up to ``per_artifact`` hits per artifact (its best
         chunks, or itself) are kept before cutting to ``limit``; a hit with only vector evidence below the
         similarity floor is not.
@@ -155,7 +155,7 @@ class Retriever:
             if len(fused) >= limit or not more or distinct == owners:
                 break  # enough, nothing deeper, or deeper only gave more passages of capped documents
             owners = distinct
-        if chosen.rerank and mode in (None, "hybrid") and kept:
+        if reranked and chosen.rerank and mode in (None, "hybrid") and kept:
             evidence = Evidence(terms.words, idf["dated"], spans or ())
             fused = best_per_artifact(rerank(query, kept, ranked, evidence, self.scorer, self.text_reranker, notes), cap)
         return fused[:limit]

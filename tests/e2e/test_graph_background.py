@@ -23,7 +23,7 @@ from tests.support.mcp_procs import BlockingClient, blocking, http_server, http_
     stop_owner
 
 pytestmark = pytest.mark.slow
-ENV = {"MEMTROVE_TOOLSETS": "core,zapomni"}
+ENV = {"MEMTROVE_TOOLSETS": "core,zapomni", "MEMTROVE_GRAPH_BACKGROUND": "true"}  # opt-in for now (README)
 DIMS = 32
 FACTS = ["Priya Raman leads the Falcon project at Northwind.", "Tomasz Wiśniewski moved to Lisbon in March.",
          "The Falcon project ships its first release in June."]

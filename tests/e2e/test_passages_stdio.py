@@ -47,7 +47,8 @@ def sentences(text: str, lo: int, hi: int) -> list[str]:
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BlockingClient, str, list[dict[str, Any]]]]:
     # Chunks of 120 tokens (~500 characters): two adjacent ones fit in a passage of 1,500 characters.
-    env = {"CHUNK_TARGET_TOKENS": "120", "CHUNK_OVERLAP_TOKENS": "20", "MEMTROVE_CALL_BUDGET": "600"}  # ingest answers when done
+    env = {"CHUNK_TARGET_TOKENS": "120", "CHUNK_OVERLAP_TOKENS": "20", "MEMTROVE_CALL_BUDGET": "600",  # ingest answers when done
+           "MEMTROVE_SEARCH_WEIGHTS": '{"recall": {"second_look": true}}'}  # opt-in for now (README)
     with blocking(stdio_session(tmp_path_factory.mktemp("passages") / "data", env)) as client:
         done = call(client, "artifact_ingest", artifact_type="doc", source_system="manual", source_id="relays",
                     title="Relays", content=DOCUMENT)

@@ -243,20 +243,14 @@ def test_neighbours_are_joined_without_repeating_their_overlap(aworld) -> None:
     search = ArtifactSearch(searcher(synced(aworld)), aworld.artifacts)
     for chunk in (chunks[0], chunks[len(chunks) // 2], chunks[-1]):
         query = " ".join(chunk.content.split()[3:6])  # words found in this chunk (and its neighbours)
-        # The hit is the passage holding the chunk: the chunk alone or joined with the neighbours that
-        # hold the words too (the second look), ``chunk_range`` its first and last chunk.
-        spans = [(h, h.fields.get("chunk_range") or [h.fields.get("chunk_index")] * 2)
-                 for h in search(query, 50, expand_neighbors=True)]
-        hit, (first, last) = next((h, r) for h, r in spans if h.type == "chunk" and r[0] <= chunk.index <= r[1])
-        window = [c for c in chunks if first - 1 <= c.index <= last + 1]
+        hit = next(h for h in search(query, 50, expand_neighbors=True) if h.id == chunk.id)
+        window = [c for c in chunks if abs(c.index - chunk.index) <= 1]
         parts = hit.content.split("\n[CHUNK BOUNDARY]\n")
-        middle = parts[1] if first > 0 else parts[0]
-        assert middle == LONG[hit.fields["start_char"]:hit.fields["end_char"]], "between the markers: the passage"
-        # the passage's chunks' text (less what an adjacent better passage of the document shows)
-        assert chunks[first].start_char <= hit.fields["start_char"] < hit.fields["end_char"] <= chunks[last].end_char
-        assert len(parts) == 1 + (first > 0) + (last < len(chunks) - 1), parts
+        middle = parts[1] if chunk.index > 0 else parts[0]
+        assert middle == chunk.content, "the text between the markers is exactly the hit chunk"
+        assert len(parts) == len(window), parts
         assert "".join(parts) == LONG[window[0].start_char:window[-1].end_char], "nothing repeated, nothing lost"
-        assert hit.fields["neighbors"] == [c.id for c in window if not first <= c.index <= last]
+        assert hit.fields["neighbors"] == [c.id for c in window if c.index != chunk.index]
 
 
 def test_search_hits_carry_a_snippet_around_the_match(aworld) -> None:

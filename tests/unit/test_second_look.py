@@ -113,6 +113,8 @@ def test_hybrid_and_artifact_search_return_passages_with_exact_offsets(aworld) -
     holding = [c for c in chunks if "signing" in c.content or "replay" in c.content]
     assert len(holding) >= 2 and "replay" not in holding[0].content, "test setup: the answer spans two chunks"
     retrieve = searcher(synced(aworld))
+    on = {**PROFILES, "recall": replace(PROFILES["recall"], second_look=True)}  # opt-in for now (README)
+    retrieve = replace(retrieve, config=replace(retrieve.config, profiles=on))
     for hits in (HybridSearch(retrieve, aworld.artifacts)(SearchRequest(query, limit=10)).hits,
                  ArtifactSearch(retrieve, aworld.artifacts)(query, 10)):
         first = next(h for h in hits if h.type == "chunk")
@@ -132,7 +134,8 @@ def test_hybrid_and_artifact_search_return_passages_with_exact_offsets(aworld) -
 def test_a_profile_turns_the_second_look_off(aworld) -> None:
     ingest(aworld, IngestRequest("doc", "drive", DOC, source_id="d"))
     retrieve = searcher(synced(aworld))
-    profiles = {**PROFILES, "plain": replace(PROFILES["recall"], second_look=False)}
+    profiles = {**PROFILES, "plain": replace(PROFILES["recall"], second_look=False),
+                "recall": replace(PROFILES["recall"], second_look=True)}
     retrieve = replace(retrieve, config=replace(retrieve.config, profiles=profiles))
     query = "rotate signing key ledger daemon purge replay cache"
     off = HybridSearch(retrieve, aworld.artifacts)(SearchRequest(query, limit=5, profile="plain")).hits
@@ -143,12 +146,13 @@ def test_a_profile_turns_the_second_look_off(aworld) -> None:
 
 
 def test_the_setting_names_the_switch_and_refuses_anything_but_a_flag() -> None:
-    weights = {"mine": {"lexical": 0.5, "semantic": 0.5, "second_look": False}}
+    weights = {"mine": {"lexical": 0.5, "semantic": 0.5, "second_look": True}, "recall": {"second_look": True}}
     config = Settings(memtrove_search_weights=weights).retrieval()
-    assert config.profiles["mine"].second_look is False and config.profiles["recall"].second_look is True
+    assert config.profiles["mine"].second_look is True and config.profiles["recall"].second_look is True
+    assert Settings().retrieval().profiles["recall"].second_look is False  # opt-in for now (README)
     with pytest.raises(ConfigurationError, match="second_look"):
         Settings(memtrove_search_weights={"mine": {"lexical": 0.5, "second_look": 2}}).retrieval()
-    assert Weights(1.0, 0.0, 0.0).second_look is True
+    assert Weights(1.0, 0.0, 0.0).second_look is False
 
 
 def test_a_passage_of_code_chunks_names_its_first_and_last_line() -> None:
