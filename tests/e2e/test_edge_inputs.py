@@ -73,7 +73,7 @@ def zapomni_error(result: Any) -> dict[str, Any]:
 
 
 def table_counts(data: Path) -> dict[str, int]:
-    wait_until_settled(f"sqlite:///{data / 'memtrove.sqlite3'}")  # the background graph follows writes
+    wait_until_settled(f"sqlite:///{data / 'memtrove.sqlite3'}")  # what earlier writes started in the background is done
     with closing(sqlite3.connect(f"file:{data / 'memtrove.sqlite3'}?mode=ro", uri=True, timeout=30)) as db:
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                           "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%fts%'")]

@@ -213,9 +213,10 @@ def wait_until_drained(database_url: str, timeout: float = 60.0) -> None:
         engine.dispose()
 
 
-def wait_until_settled(database_url: str, timeout: float = 120.0) -> None:
-    """Wait until a live server's background work is done: its outbox drained and its background graph
-    (domain/graph/follow.py) past every change logged, so that a snapshot of its tables holds still."""
+def wait_until_settled(database_url: str, timeout: float = 120.0, graph: bool = False) -> None:
+    """Wait until a live server's background work is done: its outbox drained and, with ``graph`` (a server
+    run with MEMTROVE_GRAPH_BACKGROUND=true), its background graph (domain/graph/follow.py) past every change
+    logged, so that a snapshot of its tables holds still."""
     import json
     import time
 
@@ -223,6 +224,8 @@ def wait_until_settled(database_url: str, timeout: float = 120.0) -> None:
     from sqlalchemy.pool import NullPool
 
     wait_until_drained(database_url, timeout)
+    if not graph:
+        return
     engine = create_engine(database_url, poolclass=NullPool)
     deadline = time.monotonic() + timeout
     try:
