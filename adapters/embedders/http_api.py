@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 from loguru import logger
 
+from adapters.http_detail import api_detail
+
 from domain.errors import ConfigurationError, EmbeddingError, ValidationError
 from domain.model import EmbeddingProfile, Vector
 from domain.ports import Embedder
@@ -212,19 +214,7 @@ class HttpEmbedder(Embedder):
 
     def _detail(self, response: httpx.Response) -> str:
         """The API's own explanation ({"detail": ...} for Voyage and Jina), without the key."""
-        try:
-            body: Any = response.json()
-        except ValueError:
-            body = response.text
-        if isinstance(body, dict):
-            found = body.get("detail") or body.get("message") or body.get("error")
-            if isinstance(found, dict):
-                found = found.get("message")
-            if isinstance(found, list):  # request validation: [{"loc": ..., "msg": ...}, ...]
-                found = "; ".join(str(item.get("msg", item)) if isinstance(item, dict) else str(item)
-                                  for item in found)
-            body = found if found else ""
-        text = " ".join(str(body).split())[:300] or response.reason_phrase or "no detail"
+        text = api_detail(response)[:300] or response.reason_phrase or "no detail"
         return text.replace(self._api_key, "***") if self._api_key else text
 
     def _exhausted(self, failure: str, last: str) -> str:

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from loguru import logger
 
+from adapters.http_detail import api_detail
+
 from domain.ports.reranking import RerankerError, TextReranker
 
 MAX_DOCUMENTS = 50  # the stage's depth: what one search asks the model to read at most
@@ -200,18 +202,7 @@ class HttpTextReranker(TextReranker):
 
     def _detail(self, response: httpx.Response) -> str:
         """The API's own explanation, short, on one line, without the key."""
-        try:
-            body: Any = response.json()
-        except ValueError:
-            body = response.text
-        if isinstance(body, dict):
-            found = body.get("message") or body.get("detail") or body.get("error")
-            if isinstance(found, dict):
-                found = found.get("message")
-            if isinstance(found, list):  # request validation: [{"loc": ..., "msg": ...}, ...]
-                found = "; ".join(str(i.get("msg", i)) if isinstance(i, dict) else str(i) for i in found)
-            body = found or ""
-        text = " ".join(str(body).split())
+        text = api_detail(response, ("message", "detail", "error"))
         if self._api_key:
             text = text.replace(self._api_key, "***")
         return text if len(text) <= 160 else text[:157] + "..."
